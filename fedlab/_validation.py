@@ -1,0 +1,80 @@
+"""Argument checks shared by the public functions: each names the argument, the expectation and the value."""
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_int",
+    "check_real",
+    "check_probability_vector",
+    "check_choice",
+    "check_array",
+]
+
+
+def _fmt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int, or raise naming ``name`` when it is not an integer in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {_fmt(value)} of type {type(value).__name__}.")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be an integer in [{low if low is not None else '-inf'}, "
+                         f"{high if high is not None else 'inf'}], got {value}.")
+    return int(value)
+
+
+def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False) -> float:
+    """Return ``value`` as a finite float in the given interval, or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_fmt(value)} of type {type(value).__name__}.")
+    value = float(value)
+    lo_ok = low is None or (value > low if low_open else value >= low)
+    hi_ok = high is None or (value < high if high_open else value <= high)
+    if not np.isfinite(value) or not lo_ok or not hi_ok:
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        raise ValueError(f"{name} must be a finite number in {lb}{low if low is not None else '-inf'}, "
+                         f"{high if high is not None else 'inf'}{rb}, got {value}.")
+    return value
+
+
+def check_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple | None = None,
+                nonnegative: bool = False, finite: bool = True, dtype=float) -> np.ndarray:
+    """Return ``value`` as a numpy array with the given ndim/shape (``None`` entries are free)."""
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be array-like of numbers, got {_fmt(value)}.") from err
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}.")
+    if shape is not None and (arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape))):
+        expected = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {expected}, got {arr.shape}.")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values.")
+    if nonnegative and np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, got minimum {arr.min()}.")
+    return arr
+
+
+def check_probability_vector(name: str, value: Any, *, size: int | None = None, atol: float = 1e-6) -> np.ndarray:
+    """Return ``value`` as a 1-D array of non-negative entries summing to 1, or raise naming ``name``."""
+    arr = check_array(name, value, ndim=1, shape=None if size is None else (size,), nonnegative=True)
+    if abs(arr.sum() - 1.0) > atol:
+        raise ValueError(f"{name} must sum to 1, got sum {arr.sum():.6g}.")
+    return arr
+
+
+def check_choice(name: str, value: Any, choices) -> Any:
+    """Return ``value`` when it is one of ``choices``, else raise a ValueError listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {_fmt(value)}.")
+    return value

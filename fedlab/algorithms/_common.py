@@ -1,0 +1,87 @@
+"""Pieces the algorithms share: states, client weights, client sampling, initial parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+import numpy as np
+import torch
+
+from .._rng import numpy_rng, torch_generator
+from .._validation import check_probability_vector, check_real
+from ..engine import ClientData, evaluate, broadcast
+from ..models import Model, Params
+
+# Random streams: which draw a key belongs to, so that no two uses of (seed, round) collide.
+STREAM_LOCAL, STREAM_SAMPLING, STREAM_INIT, STREAM_PERSONAL = 0, 1, 2, 3
+
+Participation = Union[float, Callable[[int, np.random.Generator], np.ndarray]]
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One global model and the number of rounds done."""
+
+    params: Params
+    round: int = 0
+
+
+@dataclass(frozen=True)
+class ClientsState:
+    """One model per client, stacked ``(K, ...)``, and the number of rounds done."""
+
+    params: Params
+    round: int = 0
+
+
+def initial_params(model: Model, seed: int) -> Params:
+    """The run's initial model, drawn from ``(seed, INIT)``; every client starts from it."""
+    return model.init(torch_generator(seed, STREAM_INIT))
+
+
+def client_weights(weights, data: ClientData) -> np.ndarray:
+    """Aggregation weights p_k: ``"size"`` (n_k / n), ``"uniform"`` (1/K) or an explicit probability vector."""
+    if isinstance(weights, str):
+        if weights == "size":
+            n = data.n.numpy().astype(float)
+            return n / n.sum()
+        if weights == "uniform":
+            return np.full(data.n_clients, 1.0 / data.n_clients)
+        raise ValueError(f"weights must be 'size', 'uniform' or a probability vector, got {weights!r}.")
+    return check_probability_vector("weights", weights, size=data.n_clients)
+
+
+def check_participation(participation: Participation) -> Participation:
+    """Validate a participation fraction in (0, 1] or a callable ``(round, rng) -> mask``."""
+    if callable(participation):
+        return participation
+    return check_real("participation", participation, low=0, high=1, low_open=True)
+
+
+def sample_participants(participation: Participation, n_clients: int, seed: int, round_: int) -> np.ndarray:
+    """Indices of the clients taking part in round ``round_``.
+
+    A float q samples ``max(1, round(qK))`` clients uniformly without replacement; a callable gets
+    ``(round, rng)`` and returns a boolean mask of shape (K,) or an index array.
+    """
+    rng = numpy_rng(seed, round_, STREAM_SAMPLING)
+    if callable(participation):
+        chosen = np.asarray(participation(round_, rng))
+        if chosen.dtype == bool:
+            if chosen.shape != (n_clients,):
+                raise ValueError(f"participation mask must have shape ({n_clients},), got {chosen.shape}.")
+            chosen = np.flatnonzero(chosen)
+        return np.sort(chosen.astype(int))
+    if participation >= 1.0:
+        return np.arange(n_clients)
+    m = max(1, int(round(participation * n_clients)))
+    return np.sort(rng.choice(n_clients, size=m, replace=False))
+
+
+def evaluate_global(model: Model, params: Params, train: ClientData, test: ClientData) -> dict[str, np.ndarray]:
+    """Per-client metrics of one global model."""
+    return evaluate(model, broadcast(params, train.n_clients), train, test)
+
+
+def finite_mean(values: torch.Tensor) -> float:
+    return float(values.mean()) if len(values) else float("nan")

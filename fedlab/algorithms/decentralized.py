@@ -1,0 +1,52 @@
+r"""Decentralised SGD with gossip: local steps, then :math:`\Theta \leftarrow W_t \Theta` (thesis eq. (2.6))."""
+from __future__ import annotations
+
+from typing import Callable, Union
+
+import numpy as np
+
+from .._rng import numpy_rng
+from ..engine import FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip, local_sgd
+from ..models import Model
+from ._common import STREAM_LOCAL, STREAM_SAMPLING, ClientsState, initial_params
+
+__all__ = ["DecentralizedSGD"]
+
+MixingSpec = Union[np.ndarray, Callable[[int, np.random.Generator], np.ndarray]]
+
+
+class DecentralizedSGD:
+    """Every client keeps its model, runs E local steps and averages with its neighbours.
+
+    Parameters
+    ----------
+    model : Model
+    solver : LocalSGD
+    mixing_matrix : array (K, K) or callable
+        A doubly stochastic gossip matrix, or ``f(round, rng) -> W_t`` for time-varying
+        topologies (MATCHA's random matchings).
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, backend: str = "auto") -> None:
+        self.model, self.solver, self.backend = model, solver, backend
+        self.mixing_matrix = mixing_matrix if callable(mixing_matrix) else np.asarray(mixing_matrix, dtype=float)
+
+    def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
+        w = self.mixing_matrix
+        if callable(w):
+            w = w(round_, numpy_rng(seed, round_, STREAM_SAMPLING))
+        return check_mixing_matrix(w, n)
+
+    def init(self, data: FederatedDataset, seed: int) -> ClientsState:
+        if not callable(self.mixing_matrix):
+            check_mixing_matrix(self.mixing_matrix, data.n_clients)
+        return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))
+
+    def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
+        new, loss = local_sgd(self.model, state.params, data.train, self.solver,
+                              key=(seed, state.round, STREAM_LOCAL), backend=self.backend)
+        mixed = gossip(new, self._matrix(state.round, data.n_clients, seed))
+        return ClientsState(mixed, state.round + 1), {"local_loss": float(loss.mean())}
+
+    def evaluate(self, state: ClientsState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        return evaluate(self.model, state.params, data.train, data.test)

@@ -1,0 +1,72 @@
+r"""FedAvg (McMahan et al. 2017) and FedProx (Li et al. 2020) on the stacked engine.
+
+Each round the server samples clients :math:`S_t`, broadcasts :math:`\theta^t`, every sampled client runs
+E local SGD steps, and the server sets :math:`\theta^{t+1} = \sum_{k\in S_t} p_k \theta_k^{t+1} /
+\sum_{k\in S_t} p_k` (thesis eq. (2.2)). FedProx adds :math:`\frac{\mu}{2}\|\theta-\theta^t\|^2` to the
+local objective. This module is the pattern the chapters copy: a frozen state, ``init``, ``round``
+and ``evaluate``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._validation import check_choice, check_real
+from ..engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
+from ..models import Model
+from ._common import (STREAM_LOCAL, Participation, ServerState, check_participation, client_weights,
+                      evaluate_global, initial_params, sample_participants)
+
+__all__ = ["FedAvg", "FedProx"]
+
+
+class FedAvg:
+    """Federated averaging with client sampling.
+
+    Parameters
+    ----------
+    model : Model
+    solver : LocalSGD
+        Local solver (E = ``solver.local_steps``).
+    participation : float in (0, 1] or callable
+        Fraction of clients sampled per round, or ``f(round, rng) -> mask`` (e.g. an availability trace).
+    weights : "size", "uniform" or array (K,)
+        Aggregation weights :math:`p_k`.
+    backend : {"auto", "batched", "loop"}
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0,
+                 weights="size", backend: str = "auto") -> None:
+        if not isinstance(solver, LocalSGD):
+            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        self.model, self.solver = model, solver
+        self.participation = check_participation(participation)
+        self.weights = weights
+        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+
+    def init(self, data: FederatedDataset, seed: int) -> ServerState:
+        client_weights(self.weights, data.train)  # validate early
+        return ServerState(initial_params(self.model, seed))
+
+    def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
+        chosen = sample_participants(self.participation, data.n_clients, seed, state.round)
+        if len(chosen) == 0:
+            return ServerState(state.params, state.round + 1), {"participants": [], "local_loss": float("nan")}
+        start = broadcast(state.params, len(chosen))
+        new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+                              rows=chosen, anchor=start, backend=self.backend)
+        p = client_weights(self.weights, data.train)[chosen]
+        info = {"participants": chosen.tolist(), "local_loss": float(loss.mean())}
+        return ServerState(weighted_average(new, p), state.round + 1), info
+
+    def evaluate(self, state: ServerState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        return evaluate_global(self.model, state.params, data.train, data.test)
+
+
+class FedProx(FedAvg):
+    r"""FedAvg whose local objective adds :math:`\frac{\mu}{2}\|\theta - \theta^t\|^2` (``mu`` > 0)."""
+
+    def __init__(self, model: Model, solver: LocalSGD, *, mu: float, **kwargs) -> None:
+        mu = check_real("mu", mu, low=0, low_open=True)
+        super().__init__(model, LocalSGD(**{**solver.__dict__, "prox_mu": mu}), **kwargs)
+        self.mu = mu

@@ -1,0 +1,46 @@
+r"""Baselines without federation: Local (each client alone) and Centralized (all data pooled)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
+from ..models import Model
+from ._common import STREAM_LOCAL, ClientsState, ServerState, evaluate_global, initial_params
+
+__all__ = ["Local", "Centralized"]
+
+
+class Local:
+    """Every client trains its own model on its own data; no communication (a personalised baseline)."""
+
+    def __init__(self, model: Model, solver: LocalSGD, *, backend: str = "auto") -> None:
+        self.model, self.solver, self.backend = model, solver, backend
+
+    def init(self, data: FederatedDataset, seed: int) -> ClientsState:
+        return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))
+
+    def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
+        new, loss = local_sgd(self.model, state.params, data.train, self.solver,
+                              key=(seed, state.round, STREAM_LOCAL), backend=self.backend)
+        return ClientsState(new, state.round + 1), {"local_loss": float(loss.mean())}
+
+    def evaluate(self, state: ClientsState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        return evaluate(self.model, state.params, data.train, data.test)
+
+
+class Centralized:
+    """SGD on the union of all clients' data: E steps per "round", one model evaluated on every client."""
+
+    def __init__(self, model: Model, solver: LocalSGD) -> None:
+        self.model, self.solver = model, solver
+
+    def init(self, data: FederatedDataset, seed: int) -> ServerState:
+        return ServerState(initial_params(self.model, seed))
+
+    def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
+        new, loss = local_sgd(self.model, broadcast(state.params, 1), data.train.pooled(), self.solver,
+                              key=(seed, state.round, STREAM_LOCAL), backend="loop")
+        return ServerState({k: v[0] for k, v in new.items()}, state.round + 1), {"local_loss": float(loss[0])}
+
+    def evaluate(self, state: ServerState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        return evaluate_global(self.model, state.params, data.train, data.test)

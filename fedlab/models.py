@@ -1,0 +1,259 @@
+r"""Small models written as pure functions of a parameter dict, so a population can be stacked.
+
+A :class:`Model` holds no weights. ``init(generator)`` returns one client's parameters as a dict of
+tensors; ``forward(params, x)`` maps one client's batch to outputs; ``forward_stacked(params, x)``
+does the same for many clients at once, with a leading client axis on every parameter and on ``x``.
+The default ``forward_stacked`` is ``torch.func.vmap(forward)``; linear layers override it with
+``baddbmm`` (one kernel for the whole population).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._validation import check_choice, check_int
+
+Params = dict[str, Tensor]
+
+LOSSES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
+    "cross_entropy": lambda out, y: F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1),
+                                                    reduction="none").reshape(y.shape),
+    "mse": lambda out, y: 0.5 * (out.squeeze(-1) - y).pow(2),
+}
+
+
+class Model:
+    """Base class: a functional model with a per-sample loss.
+
+    Parameters
+    ----------
+    loss : {"cross_entropy", "mse"}
+        Per-sample loss :math:`\ell(f_\theta(x), y)`; ``mse`` is :math:`\tfrac12 (f_\theta(x)-y)^2`.
+    """
+
+    def __init__(self, loss: str = "cross_entropy") -> None:
+        self.loss_name = check_choice("loss", loss, LOSSES)
+
+    def init(self, generator: torch.Generator) -> Params:
+        raise NotImplementedError
+
+    def forward(self, params: Params, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
+        """Outputs for stacked clients: params ``(R, ...)`` and x ``(R, B, ...)`` -> ``(R, B, out)``."""
+        return torch.func.vmap(self.forward)(params, x)
+
+    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor,
+                              weight: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+        r"""Per-row mean loss ``(R,)`` and its gradients, one per parameter, for stacked clients.
+
+        Row r's loss is :math:`\frac1B\sum_b w_b\,\ell(f_{\theta_r}(x_b), y_b)`; rows are independent, so
+        one backward pass of their sum gives every row's gradient. Models may override it with a
+        closed form.
+        """
+        leaf = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+        losses = self.per_sample_loss(self.forward_stacked(leaf, x), y)
+        if weight is not None:
+            losses = losses * weight
+        per_row = losses.mean(1)
+        return per_row.detach(), list(torch.autograd.grad(per_row.sum(), list(leaf.values())))
+
+    def per_sample_loss(self, out: Tensor, y: Tensor) -> Tensor:
+        """Loss of each sample, same shape as ``y``."""
+        return LOSSES[self.loss_name](out, y)
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.loss_name == "cross_entropy"
+
+    def signature(self) -> tuple:
+        """A hashable description used to cache the automatic backend choice."""
+        return (type(self).__name__, *sorted((k, v) for k, v in vars(self).items()
+                                            if isinstance(v, (int, float, str, tuple))))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({args})"
+
+
+def _uniform(shape: tuple[int, ...], bound: float, generator: torch.Generator) -> Tensor:
+    return (torch.rand(shape, generator=generator) * 2 - 1) * bound
+
+
+def _linear_init(fan_in: int, fan_out: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """PyTorch's default ``nn.Linear`` initialisation, with the weight stored as ``(in, out)``."""
+    bound = 1 / math.sqrt(fan_in)
+    return _uniform((fan_in, fan_out), bound, generator), _uniform((fan_out,), bound, generator)
+
+
+class LinearModel(Model):
+    r"""Linear model :math:`f_\theta(x) = W x + b`: multinomial logistic regression or least squares.
+
+    ``weight`` has shape ``(out_features, in_features)`` as in ``nn.Linear``.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+        Input dimension and number of outputs (classes, or 1 for regression).
+    loss : {"cross_entropy", "mse"}
+    zero_init : bool
+        Start from zero weights (convex problems) instead of PyTorch's uniform initialisation.
+    """
+
+    def __init__(self, in_features: int, out_features: int, *, loss: str = "cross_entropy",
+                 zero_init: bool = False) -> None:
+        super().__init__(loss)
+        self.in_features = check_int("in_features", in_features, low=1)
+        self.out_features = check_int("out_features", out_features, low=1)
+        self.zero_init = bool(zero_init)
+
+    def init(self, generator: torch.Generator) -> Params:
+        w, b = _linear_init(self.in_features, self.out_features, generator)
+        if self.zero_init:
+            w, b = torch.zeros_like(w), torch.zeros_like(b)
+        return {"weight": w.T.contiguous(), "bias": b}
+
+    def forward(self, params: Params, x: Tensor) -> Tensor:
+        return torch.addmm(params["bias"], x.flatten(1), params["weight"].T)
+
+    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
+        return torch.baddbmm(params["bias"].unsqueeze(1), x.flatten(2), params["weight"].transpose(1, 2))
+
+    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor,
+                              weight: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+        r"""Closed-form gradients :math:`\nabla_W = r^\top X`, :math:`\nabla_b = \sum_b r_b`, where
+        :math:`r = (\mathrm{softmax}(Wx+b) - e_y)\,w/B` (cross-entropy) or :math:`(Wx+b-y)\,w/B` (mse).
+
+        Logits are laid out ``(R, classes, B)`` so that the softmax runs over a short middle axis.
+        """
+        x = x.flatten(2)
+        logits = torch.baddbmm(params["bias"].unsqueeze(2), params["weight"], x.transpose(1, 2))
+        scale = torch.full(y.shape, 1.0 / y.shape[1]) if weight is None else weight / y.shape[1]
+        if self.loss_name == "cross_entropy":
+            log_p = torch.log_softmax(logits, dim=1)
+            losses = -log_p.gather(1, y.unsqueeze(1)).squeeze(1)
+            resid = log_p.exp_()
+            resid.scatter_add_(1, y.unsqueeze(1), torch.full_like(losses, -1.0).unsqueeze(1))
+        else:
+            resid = logits - y.unsqueeze(1)
+            losses = 0.5 * resid.squeeze(1).pow(2)
+        resid = resid * scale.unsqueeze(1)
+        return (losses * scale).sum(1), [torch.bmm(resid, x), resid.sum(2)]
+
+
+class MLP(Model):
+    """Fully connected network with ReLU activations: ``in -> hidden[0] -> ... -> out``."""
+
+    def __init__(self, in_features: int, hidden: tuple[int, ...] | list[int], out_features: int, *,
+                 loss: str = "cross_entropy") -> None:
+        super().__init__(loss)
+        self.in_features = check_int("in_features", in_features, low=1)
+        self.hidden = tuple(check_int("hidden", h, low=1) for h in hidden)
+        self.out_features = check_int("out_features", out_features, low=1)
+
+    def _sizes(self) -> list[int]:
+        return [self.in_features, *self.hidden, self.out_features]
+
+    def init(self, generator: torch.Generator) -> Params:
+        params = {}
+        sizes = self._sizes()
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            params[f"w{i}"], params[f"b{i}"] = _linear_init(a, b, generator)
+        return params
+
+    def forward(self, params: Params, x: Tensor) -> Tensor:
+        h = x.flatten(1)
+        n_layers = len(self._sizes()) - 1
+        for i in range(n_layers):
+            h = torch.addmm(params[f"b{i}"], h, params[f"w{i}"])
+            if i < n_layers - 1:
+                h = torch.relu(h)
+        return h
+
+    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
+        h = x.flatten(2)
+        n_layers = len(self._sizes()) - 1
+        for i in range(n_layers):
+            h = torch.baddbmm(params[f"b{i}"].unsqueeze(1), h, params[f"w{i}"])
+            if i < n_layers - 1:
+                h = torch.relu(h)
+        return h
+
+
+class SmallCNN(Model):
+    """Two 3x3 conv layers (with 2x2 max-pooling) and a linear head, for 8x8 digits or 28x28 images.
+
+    Parameters
+    ----------
+    in_channels, image_size, n_classes : int
+    channels : tuple of two ints
+        Output channels of the two convolutions.
+    """
+
+    def __init__(self, in_channels: int = 1, image_size: int = 8, n_classes: int = 10,
+                 channels: tuple[int, int] = (16, 32)) -> None:
+        super().__init__("cross_entropy")
+        self.in_channels = check_int("in_channels", in_channels, low=1)
+        self.image_size = check_int("image_size", image_size, low=4)
+        self.n_classes = check_int("n_classes", n_classes, low=2)
+        self.channels = tuple(check_int("channels", c, low=1) for c in channels)
+
+    def init(self, generator: torch.Generator) -> Params:
+        c0, (c1, c2) = self.in_channels, self.channels
+        flat = c2 * (self.image_size // 4) ** 2
+        b1, b2 = 1 / math.sqrt(c0 * 9), 1 / math.sqrt(c1 * 9)
+        head_w, head_b = _linear_init(flat, self.n_classes, generator)
+        return {"conv1.w": _uniform((c1, c0, 3, 3), b1, generator), "conv1.b": _uniform((c1,), b1, generator),
+                "conv2.w": _uniform((c2, c1, 3, 3), b2, generator), "conv2.b": _uniform((c2,), b2, generator),
+                "head.w": head_w, "head.b": head_b}
+
+    def forward(self, params: Params, x: Tensor) -> Tensor:
+        x = x.reshape(-1, self.in_channels, self.image_size, self.image_size)
+        h = F.max_pool2d(torch.relu(F.conv2d(x, params["conv1.w"], params["conv1.b"], padding=1)), 2)
+        h = F.max_pool2d(torch.relu(F.conv2d(h, params["conv2.w"], params["conv2.b"], padding=1)), 2)
+        return torch.addmm(params["head.b"], h.flatten(1), params["head.w"])
+
+
+class ModuleModel(Model):
+    """Wrap any ``nn.Module`` factory as a functional :class:`Model` (via ``torch.func.functional_call``).
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory()`` returns a fresh module; it is called once to get the architecture.
+    loss : {"cross_entropy", "mse"}
+    """
+
+    def __init__(self, factory: Callable[[], nn.Module], *, loss: str = "cross_entropy") -> None:
+        super().__init__(loss)
+        if not callable(factory):
+            raise TypeError(f"factory must be callable returning an nn.Module, got {factory!r}.")
+        self._module = factory()
+        if not isinstance(self._module, nn.Module):
+            raise TypeError(f"factory() must return an nn.Module, got {type(self._module).__name__}.")
+        self.name = type(self._module).__name__
+
+    def init(self, generator: torch.Generator) -> Params:
+        params = {}
+        for name, p in self._module.named_parameters():
+            bound = 1 / math.sqrt(p[0].numel()) if p.dim() > 1 else 0.1
+            params[name] = _uniform(tuple(p.shape), bound, generator)
+        return params
+
+    def forward(self, params: Params, x: Tensor) -> Tensor:
+        return torch.func.functional_call(self._module, params, (x,))
+
+
+def init_stacked(model: Model, n_rows: int, generator: torch.Generator, *, same: bool = True) -> Params:
+    """Parameters for ``n_rows`` clients stacked on a leading axis (identical rows when ``same``)."""
+    check_int("n_rows", n_rows, low=1)
+    if same:
+        single = model.init(generator)
+        return {k: v.unsqueeze(0).repeat(n_rows, *([1] * v.dim())) for k, v in single.items()}
+    rows = [model.init(generator) for _ in range(n_rows)]
+    return {k: torch.stack([r[k] for r in rows]) for k in rows[0]}
