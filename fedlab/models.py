@@ -27,7 +27,7 @@ LOSSES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
 
 
 class Model:
-    """Base class: a functional model with a per-sample loss.
+    r"""Base class: a functional model with a per-sample loss.
 
     Parameters
     ----------

@@ -35,7 +35,7 @@ class DivergenceError(FloatingPointError):
 
 @dataclass(frozen=True)
 class LocalSGD:
-    """Configuration of the local solver.
+    r"""Configuration of the local solver.
 
     Parameters
     ----------

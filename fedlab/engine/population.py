@@ -28,7 +28,7 @@ def _as_tensor(name: str, value, dtype: torch.dtype | None = None) -> Tensor:
 
 @dataclass(frozen=True, eq=False)
 class ClientData:
-    """K clients' samples, padded to the largest client.
+    r"""K clients' samples, padded to the largest client.
 
     Attributes
     ----------

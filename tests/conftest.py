@@ -1,0 +1,22 @@
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")
+
+import numpy as np
+import pytest
+
+from fedlab.engine import ClientData, FederatedDataset
+from helpers import make_clients
+
+
+@pytest.fixture
+def small_data():
+    xs, ys = make_clients()
+    return FederatedDataset.from_client_arrays(xs, ys, test_fraction=0.25, n_classes=3, seed=0)
+
+
+@pytest.fixture
+def small_clients():
+    xs, ys = make_clients()
+    return ClientData.from_arrays(xs, ys)

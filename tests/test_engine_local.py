@@ -1,0 +1,169 @@
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from fedlab.engine import ClientData, DivergenceError, LocalSGD, draw_batches, local_sgd
+from fedlab.models import MLP, LinearModel, ModuleModel, SmallCNN, init_stacked
+
+from helpers import make_clients
+
+SOLVERS = [LocalSGD(lr=0.1, local_steps=4, batch_size=8),
+           LocalSGD(lr=0.05, local_steps=3, batch_size=5, momentum=0.9, weight_decay=1e-3, prox_mu=0.5, radius=1.5)]
+
+
+def _stack(model, k, seed=0):
+    return init_stacked(model, k, torch.Generator().manual_seed(seed), same=False)
+
+
+def _assert_same(a, b, tol=1e-6):
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=tol, rtol=0), (k, float((a[k] - b[k]).abs().max()))
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("model", [LinearModel(5, 3), MLP(5, (7,), 3),
+                                   ModuleModel(lambda: nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3)))],
+                         ids=["linear", "mlp", "module"])
+def test_batched_equals_loop(small_clients, model, solver):
+    params = _stack(model, small_clients.n_clients)
+    a, la = local_sgd(model, params, small_clients, solver, key=(3, 1), backend="batched")
+    b, lb = local_sgd(model, params, small_clients, solver, key=(3, 1), backend="loop")
+    _assert_same(a, b)
+    assert torch.allclose(la, lb, atol=1e-6)
+
+
+def test_batched_equals_loop_regression_and_weights():
+    xs, ys = make_clients(regression=True)
+    weights = [np.random.default_rng(k).uniform(0, 2, len(y)) for k, y in enumerate(ys)]
+    data = ClientData.from_arrays(xs, ys, weights)
+    model = LinearModel(5, 1, loss="mse")
+    params = _stack(model, data.n_clients)
+    a, _ = local_sgd(model, params, data, SOLVERS[1], key=(0, 0), backend="batched")
+    b, _ = local_sgd(model, params, data, SOLVERS[1], key=(0, 0), backend="loop")
+    _assert_same(a, b)
+
+
+def test_batched_equals_loop_cnn():
+    rng = np.random.default_rng(0)
+    xs = [rng.random((n, 1, 8, 8), dtype=np.float32) for n in (6, 9, 4)]
+    ys = [rng.integers(0, 10, len(x)) for x in xs]
+    data = ClientData.from_arrays(xs, ys)
+    model = SmallCNN(1, 8, 10, channels=(3, 4))
+    params = _stack(model, 3)
+    a, _ = local_sgd(model, params, data, LocalSGD(lr=0.1, local_steps=2, batch_size=4), key=(1,), backend="batched")
+    b, _ = local_sgd(model, params, data, LocalSGD(lr=0.1, local_steps=2, batch_size=4), key=(1,), backend="loop")
+    _assert_same(a, b)
+
+
+def test_auto_backend_gives_the_same_numbers(small_clients):
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    a, _ = local_sgd(model, params, small_clients, SOLVERS[0], key=(9,), backend="auto")
+    b, _ = local_sgd(model, params, small_clients, SOLVERS[0], key=(9,), backend="loop")
+    _assert_same(a, b)
+
+
+def test_loop_matches_torch_optim_sgd(small_clients):
+    """Independent reference: nn.Linear + torch.optim.SGD (momentum, weight decay) on the same batches."""
+    solver = LocalSGD(lr=0.05, local_steps=5, batch_size=6, momentum=0.8, weight_decay=0.01)
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    ours, _ = local_sgd(model, params, small_clients, solver, key=(4, 2), backend="batched")
+    idx = draw_batches(small_clients.n, solver.local_steps, solver.batch_size, (4, 2))
+    for k in range(small_clients.n_clients):
+        layer = nn.Linear(5, 3)
+        with torch.no_grad():
+            layer.weight.copy_(params["weight"][k]), layer.bias.copy_(params["bias"][k])
+        opt = torch.optim.SGD(layer.parameters(), lr=0.05, momentum=0.8, weight_decay=0.01)
+        x, y, _ = small_clients.client(k)
+        for e in range(solver.local_steps):
+            opt.zero_grad()
+            nn.functional.cross_entropy(layer(x[idx[k, e]]), y[idx[k, e]]).backward()
+            opt.step()
+        assert torch.allclose(ours["weight"][k], layer.weight.detach(), atol=1e-6)
+
+
+def test_several_models_per_client_share_minibatches(small_clients):
+    """Rows mapped to the same client (FedEM's components) train exactly as separate calls."""
+    model = LinearModel(5, 3)
+    m = 3
+    rows = torch.arange(small_clients.n_clients).repeat_interleave(m)
+    params = _stack(model, len(rows))
+    together, _ = local_sgd(model, params, small_clients, SOLVERS[0], key=(1, 2), rows=rows)
+    for j in range(m):
+        sel = torch.arange(j, len(rows), m)
+        alone, _ = local_sgd(model, {k: v[sel] for k, v in params.items()}, small_clients, SOLVERS[0], key=(1, 2))
+        _assert_same({k: v[sel] for k, v in together.items()}, alone)
+
+
+def test_per_sample_weights_scale_the_gradient(small_clients):
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    solver = LocalSGD(lr=0.1, local_steps=3, batch_size=4)
+    doubled = small_clients.with_weight(2.0 * small_clients.mask.float())
+    a, _ = local_sgd(model, params, doubled, solver, key=(0,))
+    b, _ = local_sgd(model, params, small_clients, LocalSGD(lr=0.2, local_steps=3, batch_size=4), key=(0,))
+    _assert_same(a, b, 1e-5)
+    zero = torch.zeros_like(small_clients.mask, dtype=torch.float32)
+    c, _ = local_sgd(model, params, small_clients, solver, key=(0,), sample_weight=zero)
+    _assert_same(c, params, 0.0)
+
+
+def test_prox_pulls_towards_anchor(small_clients):
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    anchor = {k: torch.zeros_like(v) for k, v in params.items()}
+    free, _ = local_sgd(model, params, small_clients, LocalSGD(lr=0.1, local_steps=5), key=(0,))
+    prox, _ = local_sgd(model, params, small_clients, LocalSGD(lr=0.1, local_steps=5, prox_mu=5.0), key=(0,),
+                        anchor=anchor)
+    assert prox["weight"].norm() < free["weight"].norm()
+
+
+def test_projection_keeps_parameters_in_ball(small_clients):
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    out, _ = local_sgd(model, params, small_clients, LocalSGD(lr=1.0, local_steps=5, radius=0.3), key=(0,))
+    norms = torch.sqrt(sum(v.pow(2).flatten(1).sum(1) for v in out.values()))
+    assert bool((norms <= 0.3 + 1e-6).all())
+
+
+def test_draw_batches_bounds_and_determinism():
+    n = torch.tensor([1, 5, 50])
+    a = draw_batches(n, 3, 7, (1, 2))
+    assert a.shape == (3, 3, 7)
+    assert bool((a >= 0).all()) and all(int(a[k].max()) < int(n[k]) for k in range(3))
+    assert torch.equal(a, draw_batches(n, 3, 7, (1, 2)))
+    assert not torch.equal(a, draw_batches(n, 3, 7, (1, 3)))
+    counts = np.bincount(draw_batches(torch.tensor([4]), 1, 40000, (0,)).flatten().numpy(), minlength=4)
+    assert np.allclose(counts / 40000, 0.25, atol=0.01)
+
+
+def test_divergence_raises(small_clients):
+    model = LinearModel(5, 1, loss="mse")
+    xs, ys = make_clients(regression=True)
+    data = ClientData.from_arrays([x * 1e3 for x in xs], ys)
+    params = _stack(model, data.n_clients)
+    with pytest.raises(DivergenceError, match="smaller lr"):
+        local_sgd(model, params, data, LocalSGD(lr=10.0, local_steps=20), key=(0,))
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0), dict(lr=-1), dict(lr=0.1, local_steps=0),
+                                    dict(lr=0.1, batch_size=0), dict(lr=0.1, momentum=1.0),
+                                    dict(lr=0.1, prox_mu=-1), dict(lr=0.1, radius=0), dict(lr=float("nan"))])
+def test_bad_solver(kwargs):
+    with pytest.raises(ValueError):
+        LocalSGD(**kwargs)
+
+
+def test_bad_local_sgd_inputs(small_clients):
+    model = LinearModel(5, 3)
+    params = _stack(model, small_clients.n_clients)
+    with pytest.raises(ValueError, match="rows"):
+        local_sgd(model, params, small_clients, SOLVERS[0], key=(0,), rows=[0, 99])
+    with pytest.raises(ValueError, match="rows"):
+        local_sgd(model, params, small_clients, SOLVERS[0], key=(0,), rows=[0, 1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        local_sgd(model, params, small_clients, SOLVERS[0], key=(0,), sample_weight=torch.ones(2, 2))
+    with pytest.raises(ValueError, match="backend"):
+        local_sgd(model, params, small_clients, SOLVERS[0], key=(0,), backend="gpu")

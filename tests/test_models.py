@@ -1,0 +1,89 @@
+import pytest
+import torch
+from torch import nn
+
+from fedlab.models import MLP, LinearModel, ModuleModel, SmallCNN, init_stacked
+
+torch.set_default_dtype(torch.float32)
+
+
+def _models():
+    return [LinearModel(6, 4), LinearModel(6, 1, loss="mse"), MLP(6, (8, 5), 4),
+            ModuleModel(lambda: nn.Sequential(nn.Linear(6, 7), nn.Tanh(), nn.Linear(7, 4)))]
+
+
+@pytest.mark.parametrize("model", _models(), ids=repr)
+def test_forward_stacked_equals_per_row_forward(model):
+    params = init_stacked(model, 3, torch.Generator().manual_seed(0), same=False)
+    x = torch.randn(3, 5, 6)
+    out = model.forward_stacked(params, x)
+    for r in range(3):
+        row = model.forward({k: v[r] for k, v in params.items()}, x[r])
+        torch.testing.assert_close(out[r], row, rtol=1e-5, atol=1e-6)
+
+
+def test_cnn_forward_stacked_equals_forward():
+    model = SmallCNN(1, 8, 10, channels=(4, 6))
+    params = init_stacked(model, 2, torch.Generator().manual_seed(0), same=False)
+    x = torch.rand(2, 3, 1, 8, 8)
+    out = model.forward_stacked(params, x)
+    assert out.shape == (2, 3, 10)
+    torch.testing.assert_close(out[1], model.forward({k: v[1] for k, v in params.items()}, x[1]))
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_linear_closed_form_gradient_matches_autograd(loss, weighted):
+    model = LinearModel(6, 4 if loss == "cross_entropy" else 1, loss=loss)
+    params = init_stacked(model, 3, torch.Generator().manual_seed(1), same=False)
+    x = torch.randn(3, 8, 6)
+    y = torch.randint(0, 4, (3, 8)) if loss == "cross_entropy" else torch.randn(3, 8)
+    w = torch.rand(3, 8) if weighted else None
+    loss_cf, grads_cf = model.loss_and_grad_stacked(params, x, y, w)
+    loss_ag, grads_ag = super(LinearModel, model).loss_and_grad_stacked(params, x, y, w)
+    torch.testing.assert_close(loss_cf.float(), loss_ag.float(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(grads_cf, grads_ag):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_matches_nn_linear_layout():
+    model = LinearModel(3, 2)
+    params = model.init(torch.Generator().manual_seed(0))
+    layer = nn.Linear(3, 2)
+    with torch.no_grad():
+        layer.weight.copy_(params["weight"]), layer.bias.copy_(params["bias"])
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(model.forward(params, x), layer(x))
+
+
+def test_init_is_deterministic_and_zero_init():
+    a = MLP(4, (3,), 2).init(torch.Generator().manual_seed(5))
+    b = MLP(4, (3,), 2).init(torch.Generator().manual_seed(5))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    z = LinearModel(4, 2, zero_init=True).init(torch.Generator().manual_seed(0))
+    assert all(float(v.abs().sum()) == 0 for v in z.values())
+
+
+def test_init_stacked_same_rows():
+    p = init_stacked(LinearModel(3, 2), 4, torch.Generator().manual_seed(0))
+    assert p["weight"].shape == (4, 2, 3) and torch.equal(p["weight"][0], p["weight"][3])
+
+
+@pytest.mark.parametrize("bad", [dict(in_features=0, out_features=2), dict(in_features=3, out_features=-1),
+                                 dict(in_features=3, out_features=2, loss="hinge"),
+                                 dict(in_features=2.5, out_features=2)])
+def test_bad_model_arguments(bad):
+    with pytest.raises((ValueError, TypeError)):
+        LinearModel(**bad)
+
+
+def test_module_model_rejects_non_module():
+    with pytest.raises(TypeError, match="nn.Module"):
+        ModuleModel(lambda: 3)
+    with pytest.raises(TypeError, match="callable"):
+        ModuleModel(3)
+
+
+def test_signature_is_hashable_and_distinguishes_shapes():
+    assert hash(LinearModel(3, 2).signature()) is not None
+    assert LinearModel(3, 2).signature() != LinearModel(4, 2).signature()
