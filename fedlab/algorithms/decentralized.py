@@ -1,4 +1,4 @@
-r"""Decentralised SGD with gossip: local steps, then :math:`\Theta \leftarrow W_t \Theta` (thesis eq. (2.6))."""
+r"""Decentralised SGD with gossip: local steps, then :math:`\Theta \leftarrow W_t \Theta` (DPASGD, thesis eq. (2.2))."""
 from __future__ import annotations
 
 from typing import Callable, Union

@@ -2,7 +2,7 @@ r"""FedAvg (McMahan et al. 2017) and FedProx (Li et al. 2020) on the stacked eng
 
 Each round the server samples clients :math:`S_t`, broadcasts :math:`\theta^t`, every sampled client runs
 E local SGD steps, and the server sets :math:`\theta^{t+1} = \sum_{k\in S_t} p_k \theta_k^{t+1} /
-\sum_{k\in S_t} p_k` (thesis eq. (2.2)). FedProx adds :math:`\frac{\mu}{2}\|\theta-\theta^t\|^2` to the
+\sum_{k\in S_t} p_k` (thesis Algorithm 1 for objective (1.1)). FedProx adds :math:`\frac{\mu}{2}\|\theta-\theta^t\|^2` to the
 local objective. This module is the pattern the chapters copy: a frozen state, ``init``, ``round``
 and ``evaluate``.
 """

@@ -12,7 +12,7 @@ __all__ = ["weighted_average", "broadcast", "gossip", "check_mixing_matrix"]
 
 
 def weighted_average(params: Params, weights) -> Params:
-    r"""Server aggregation :math:`\bar\theta = \sum_r p_r \theta_r / \sum_r p_r` (thesis eq. (2.2)).
+    r"""Server aggregation :math:`\bar\theta = \sum_r p_r \theta_r / \sum_r p_r` (thesis Algorithm 1, line 9).
 
     Parameters
     ----------
@@ -50,7 +50,7 @@ def check_mixing_matrix(matrix, n: int, *, doubly_stochastic: bool = True, atol:
 
 
 def gossip(params: Params, mixing_matrix) -> Params:
-    r"""One gossip step :math:`\theta_i \leftarrow \sum_j W_{ij}\,\theta_j` (thesis eq. (2.6)).
+    r"""One gossip step :math:`\theta_i \leftarrow \sum_j W_{ij}\,\theta_j` (the consensus step of thesis eq. (2.2)).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ One local step of client :math:`k` on the minibatch :math:`\mathcal B` is
         + \lambda_{wd}\,\theta + \mu\,(\theta - \theta^{anchor}),\qquad
     v \leftarrow \beta v + g,\qquad \theta \leftarrow \Pi_{\|\theta\|\le R}(\theta - \eta v),
 
-i.e. ``torch.optim.SGD`` semantics plus the FedProx proximal term (thesis eq. (3.10) with
+i.e. ``torch.optim.SGD`` semantics plus the FedProx proximal term (Li et al., 2020, with
 :math:`\mu/2\|\theta-\theta^{anchor}\|^2`) and an optional projection on the ball of radius R.
 Minibatch indices are drawn uniformly with replacement from ``(seed, round, stream)`` for the whole
 population, so the batched and loop paths see the same samples and any round can be replayed.

@@ -1,0 +1,32 @@
+# The workbook's two commands: `make run` (execute every notebook, build the report) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+MODE ?= smoke
+export OMP_NUM_THREADS ?= 1
+export MPLBACKEND ?= Agg
+
+.PHONY: run test install lab bench clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,scale]"
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(PY) -m fedlab run --mode $(MODE)
+
+test: install
+	$(PY) -m pytest
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: install
+	$(PY) benchmarks/engine.py
+
+clean:
+	rm -rf build results .pytest_cache
