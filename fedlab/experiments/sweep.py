@@ -1,0 +1,441 @@
+"""Parameter sweeps: a grid of configs times a list of seeds, run in parallel and resumable.
+
+``sweep(fn, configs, seeds, store=...)`` calls ``fn(**config, seed=seed)`` for every pair that the
+store does not hold yet, saves each result as soon as it finishes, and returns the records in the
+order configs x seeds. Re-running an interrupted sweep therefore only runs what is missing.
+Executors: ``"sequential"`` (in this process), ``"processes"`` (local spawned processes, the
+default) and Dask distributed (a ``dask.distributed.Client`` or a scheduler address ``"tcp://..."``).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import itertools
+import multiprocessing
+import os
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .._validation import check_choice, check_int
+from .store import ResultStore, config_key, function_name, to_jsonable
+
+__all__ = ["grid", "sweep", "SweepError", "EXECUTORS"]
+
+_THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "FEDLAB_NUM_THREADS")
+_DASK_HINT = "pip install 'fedlab-workbook[scale]'"
+
+
+class SweepError(RuntimeError):
+    """Raised at the end of a sweep when some runs failed; the successful ones are stored.
+
+    Attributes
+    ----------
+    failures : list of dict
+        ``{"config", "seed", "key", "error", "traceback"}`` per failed run.
+    records : list of dict
+        The successful records, in the sweep's order.
+    """
+
+    def __init__(self, failures: list[dict], records: list[dict]) -> None:
+        self.failures = failures
+        self.records = records
+        lines = [f"{len(failures)} run(s) failed (the {len(records)} successful run(s) are kept; "
+                 "re-running the sweep retries only the failed ones):"]
+        for f in failures[:20]:
+            lines.append(f"  config={f['config']!r} seed={f['seed']}: {f['error']}")
+        if len(failures) > 20:
+            lines.append(f"  ... and {len(failures) - 20} more (see SweepError.failures)")
+        super().__init__("\n".join(lines))
+
+
+# ----------------------------------------------------------------------------------------- grids
+
+def _axis_values(name: str, values: Any) -> list:
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"grid axis {name!r} must be 1-D, got an array of shape {values.shape}.")
+        values = values.tolist()
+    elif isinstance(values, (list, tuple, range)):
+        values = list(values)
+    else:  # a scalar (or a string, a dict, ...) is a fixed value
+        values = [values]
+    if not values:
+        raise ValueError(f"grid axis {name!r} is empty; every axis needs at least one value.")
+    return values
+
+
+def _one_grid(axes: Mapping) -> list[dict]:
+    if not isinstance(axes, Mapping):
+        raise TypeError(f"grid takes dicts of axes, got {type(axes).__name__}.")
+    if not axes:
+        raise ValueError("grid needs at least one axis, e.g. grid(lr=[0.1, 0.01]); got an empty grid.")
+    for name in axes:
+        if not isinstance(name, str):
+            raise TypeError(f"grid axis names must be strings, got {name!r}.")
+        if name == "seed":
+            raise ValueError("'seed' cannot be a grid axis: pass the seeds to sweep(..., seeds=...).")
+    names = list(axes)
+    columns = [_axis_values(n, axes[n]) for n in names]
+    return [dict(zip(names, combo)) for combo in itertools.product(*columns)]
+
+
+def grid(axes: Mapping | Sequence[Mapping] | None = None, /, **kwargs: Any) -> list[dict]:
+    """Cartesian product of parameter axes, as a list of config dicts.
+
+    Parameters
+    ----------
+    axes : dict or list of dict, optional
+        Axes as a dict ``{name: values}``, or a list of such dicts whose grids are concatenated
+        (like scikit-learn's ``ParameterGrid``). Mutually exclusive with ``**kwargs``.
+    **kwargs
+        Axes as keywords, ``name=values``. ``values`` is a list, tuple, range or 1-D array; any other
+        value (number, string, dict) is a fixed value.
+
+    Returns
+    -------
+    list of dict
+        One dict per combination; the last axis varies fastest.
+
+    Examples
+    --------
+    >>> grid(lr=[0.1, 0.01], mu=[0, 1])
+    [{'lr': 0.1, 'mu': 0}, {'lr': 0.1, 'mu': 1}, {'lr': 0.01, 'mu': 0}, {'lr': 0.01, 'mu': 1}]
+    >>> grid([{"method": "fedavg"}, {"method": "fedprox", "mu": [0.1, 1.0]}])
+    [{'method': 'fedavg'}, {'method': 'fedprox', 'mu': 0.1}, {'method': 'fedprox', 'mu': 1.0}]
+    """
+    if axes is not None and kwargs:
+        raise TypeError("grid takes either a dict/list of dicts or keyword axes, not both.")
+    if axes is None:
+        return _one_grid(kwargs)
+    if isinstance(axes, Mapping):
+        return _one_grid(axes)
+    if isinstance(axes, (list, tuple)):
+        if not axes:
+            raise ValueError("grid got an empty list of grids.")
+        return [c for g in axes for c in _one_grid(g)]
+    raise TypeError(f"grid takes a dict or a list of dicts, got {type(axes).__name__}.")
+
+
+# ------------------------------------------------------------------------------------ one run
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _limit_threads(n: int) -> None:
+    for name in _THREAD_ENV:
+        os.environ.setdefault(name, str(n))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(int(os.environ["FEDLAB_NUM_THREADS"]))
+
+
+def _execute(fn: Callable, config: dict, seed: int, threads: int | None = None) -> dict:
+    """Run ``fn(**config, seed=seed)`` and return an outcome dict; never raises an ``Exception``."""
+    if threads is not None:
+        _limit_threads(threads)
+    started, t0 = _now(), time.perf_counter()
+    try:
+        result = to_jsonable(fn(**config, seed=seed), "result")
+        outcome = {"ok": True, "result": result}
+    except Exception as err:
+        outcome = {"ok": False, "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()}
+    outcome["meta"] = {"wall_time_s": time.perf_counter() - t0, "started_at": started,
+                       "finished_at": _now(), "host": socket.gethostname(), "pid": os.getpid()}
+    return outcome
+
+
+def _failure(message: str) -> dict:
+    return {"ok": False, "error": message, "traceback": "", "meta": {}}
+
+
+@dataclass(frozen=True)
+class _Task:
+    index: int
+    config: dict
+    seed: int
+    key: str
+
+
+# -------------------------------------------------------------------------------- executors
+
+def _run_sequential(fn: Callable, tasks: list[_Task], on_done: Callable, max_workers: int | None) -> None:
+    for task in tasks:
+        on_done(task, _execute(fn, task.config, task.seed))
+
+
+@contextlib.contextmanager
+def _worker_env():
+    """Set single-thread variables (unless already set) while child processes are spawned."""
+    added = [name for name in _THREAD_ENV if name not in os.environ]
+    for name in added:
+        os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def _init_worker() -> None:
+    _limit_threads(1)
+
+
+def _run_processes(fn: Callable, tasks: list[_Task], on_done: Callable, max_workers: int | None) -> None:
+    n = min(max_workers or os.cpu_count() or 1, len(tasks))
+    with _worker_env():
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_init_worker)
+        interrupted = True
+        try:
+            futures = {pool.submit(_execute, fn, t.config, t.seed, 1): t for t in tasks}
+            for fut in as_completed(futures):
+                try:
+                    outcome = fut.result()
+                except BrokenProcessPool as err:
+                    outcome = _failure(f"worker process died ({type(err).__name__}: {err}); runs that had "
+                                       "not finished are lost, finished ones are stored")
+                except Exception as err:  # e.g. arguments that cannot be pickled
+                    outcome = _failure(f"{type(err).__name__}: {err}")
+                on_done(futures[fut], outcome)
+            interrupted = False
+        finally:
+            if interrupted:  # Ctrl-C or an error while saving: do not wait for the running tasks
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.terminate()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+
+
+def _run_dask(client: Any, fn: Callable, tasks: list[_Task], on_done: Callable) -> None:
+    from distributed import as_completed as dask_as_completed
+
+    futures = {client.submit(_execute, fn, t.config, t.seed, 1, pure=False): t for t in tasks}
+    try:
+        for fut in dask_as_completed(list(futures)):
+            try:
+                outcome = fut.result()
+            except Exception as err:  # e.g. KilledWorker
+                outcome = _failure(f"{type(err).__name__}: {err}")
+            on_done(futures[fut], outcome)
+    except BaseException:
+        client.cancel(list(futures))
+        raise
+
+
+EXECUTORS = {"sequential": _run_sequential, "processes": _run_processes}
+"""Local executors by name; a dask ``Client`` or a ``"tcp://..."`` address selects Dask."""
+
+
+def _import_dask_client():
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise ImportError(f"the Dask executor needs dask.distributed: {_DASK_HINT}") from err
+    return Client
+
+
+def _resolve_executor(executor: Any) -> tuple[str, Any]:
+    """Return ``(kind, client_or_address)`` with kind in EXECUTORS or ``"dask"``."""
+    if isinstance(executor, str):
+        if "://" in executor:
+            _import_dask_client()
+            return "dask", executor
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {sorted(EXECUTORS)}, a dask.distributed.Client or a "
+                             f"scheduler address such as 'tcp://127.0.0.1:8786', got {executor!r}.")
+        return executor, None
+    if type(executor).__module__.split(".")[0] == "distributed":
+        if isinstance(executor, _import_dask_client()):
+            return "dask", executor
+    raise TypeError(f"executor must be a string ({sorted(EXECUTORS)} or 'tcp://host:port') or a "
+                    f"dask.distributed.Client, got {type(executor).__name__}.")
+
+
+def _check_fn(fn: Any, kind: str) -> None:
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable, got {type(fn).__name__}.")
+    if kind == "sequential":
+        return
+    hint = ("define it at the top level of a .py module and import it, or use executor='sequential'")
+    if not inspect.isfunction(fn):
+        raise TypeError(f"fn must be a module-level function to run in worker processes, got a "
+                        f"{type(fn).__name__} ({fn!r}); put fixed arguments into the configs and {hint}.")
+    module, qualname = fn.__module__, fn.__qualname__
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        raise TypeError(f"fn {module}.{qualname} is a lambda or a nested function (closure), which worker "
+                        f"processes cannot import; {hint}.")
+    if module == "__main__":
+        main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+        if kind == "processes" and not (main_file and os.path.isfile(main_file)):
+            raise TypeError(f"fn {qualname} is defined in a notebook or interactive session, which spawned "
+                            f"worker processes cannot import; {hint}.")
+        return
+    obj: Any = None
+    with contextlib.suppress(Exception):
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    if obj is not fn:
+        raise TypeError(f"fn {module}.{qualname} cannot be imported by that name in a worker; {hint}.")
+
+
+def _check_seeds(seeds: Any) -> list[int]:
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, (bool, np.bool_)):
+        seeds = [seeds]
+    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be an integer or a list of integers, got {seeds!r}.")
+    seeds = [check_int(f"seeds[{i}]", s, low=0) for i, s in enumerate(seeds)]
+    if not seeds:
+        raise ValueError("seeds must contain at least one seed, got an empty list.")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct, got {seeds}.")
+    return seeds
+
+
+def _check_configs(configs: Any) -> list[dict]:
+    if isinstance(configs, Mapping):
+        configs = [configs]
+    if not isinstance(configs, (list, tuple)):
+        raise TypeError(f"configs must be a list of dicts (e.g. from grid(...)), got {type(configs).__name__}.")
+    if not configs:
+        raise ValueError("configs is empty: nothing to run (did the grid have an empty axis?).")
+    out = []
+    for i, config in enumerate(configs):
+        if not isinstance(config, Mapping):
+            raise TypeError(f"configs[{i}] must be a dict, got {type(config).__name__}.")
+        if "seed" in config:
+            raise ValueError(f"configs[{i}] contains 'seed'; pass the seeds separately via seeds=.")
+        to_jsonable(config, f"configs[{i}]")
+        out.append(dict(config))
+    return out
+
+
+def _as_store(store: Any) -> ResultStore | None:
+    if store is None or isinstance(store, ResultStore):
+        return store
+    if isinstance(store, (str, os.PathLike)):
+        return ResultStore(store)
+    raise TypeError(f"store must be None, a folder path or a ResultStore, got {type(store).__name__}.")
+
+
+# -------------------------------------------------------------------------------------- sweep
+
+def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[int] | int, *,
+          store: ResultStore | str | os.PathLike | None = None, executor: Any = "processes",
+          max_workers: int | None = None, progress: bool = True, on_error: str = "raise") -> list[dict]:
+    """Run ``fn(**config, seed=seed)`` for every config and seed, skipping runs already stored.
+
+    Each result is saved to ``store`` as soon as its run finishes, so an interrupted sweep resumes
+    where it stopped: re-running it executes only the missing runs and loses or duplicates nothing.
+
+    Parameters
+    ----------
+    fn : callable
+        Returns a JSON-serialisable result (numpy arrays/scalars are converted). Must be a
+        module-level function of an importable module unless ``executor="sequential"``.
+    configs : list of dict or dict
+        Keyword arguments of ``fn`` (e.g. from :func:`grid`), without ``seed``.
+    seeds : int or iterable of int
+        Distinct non-negative seeds; each config runs once per seed.
+    store : ResultStore, path or None
+        Where results persist (``None``: nothing is saved, everything runs).
+    executor : {"processes", "sequential"}, dask.distributed.Client or str
+        ``"processes"``: local spawned processes (one torch/BLAS thread each); ``"sequential"``: in
+        this process; a ``Client`` or a scheduler address ``"tcp://host:port"``: Dask distributed
+        (``pip install 'fedlab-workbook[scale]'``).
+    max_workers : int, optional
+        Number of local processes (default ``os.cpu_count()``); ignored by the other executors.
+    progress : bool
+        Show a ``tqdm.auto`` progress bar (silent when ``TQDM_DISABLE=1``).
+    on_error : {"raise", "collect"}
+        A failing run never stops the others. ``"raise"``: raise :class:`SweepError` at the end,
+        listing the failures. ``"collect"``: return the failed runs as records with
+        ``"result": None`` and an ``"error"`` message.
+
+    Returns
+    -------
+    list of dict
+        ``{"config", "seed", "result", "key"}`` per run, in the order configs x seeds (the config
+        and result as stored in JSON, e.g. tuples as lists).
+
+    Raises
+    ------
+    SweepError
+        When runs failed and ``on_error="raise"``; its ``records`` hold the successful runs.
+    """
+    check_choice("on_error", on_error, ("raise", "collect"))
+    if max_workers is not None:
+        max_workers = check_int("max_workers", max_workers, low=1)
+    kind, target = _resolve_executor(executor)
+    _check_fn(fn, kind)
+    configs = _check_configs(configs)
+    seeds = _check_seeds(seeds)
+    store = _as_store(store)
+    name = function_name(fn)
+
+    tasks, records, seen = [], [], {}
+    for i, config in enumerate(configs):
+        plain = to_jsonable(config, f"configs[{i}]")
+        for seed in seeds:
+            key = config_key(plain, seed, name)
+            if key in seen:
+                raise ValueError(f"configs[{i}] duplicates configs[{seen[key]}] ({plain!r}); configs must be "
+                                 "distinct.")
+            seen[key] = i
+            records.append({"config": plain, "seed": seed, "result": None, "key": key})
+            stored = store._read(key) if store is not None else None
+            if stored is not None:
+                records[-1]["result"] = stored["result"]
+            else:
+                tasks.append(_Task(len(records) - 1, config, seed, key))
+
+    failures: list[dict] = []
+    bar = tqdm(total=len(records), initial=len(records) - len(tasks), unit="run",
+               desc=f"sweep {getattr(fn, '__name__', 'fn')}", **({} if progress else {"disable": True}))
+
+    def on_done(task: _Task, outcome: dict) -> None:
+        record = records[task.index]
+        if outcome["ok"]:
+            if store is not None:
+                meta = {**outcome["meta"], "executor": kind}
+                store.save(record["config"], outcome["result"], meta, seed=task.seed, fn=name)
+            record["result"] = outcome["result"]
+        else:
+            record["error"] = outcome["error"]
+            failures.append({"config": record["config"], "seed": task.seed, "key": task.key,
+                             "error": outcome["error"], "traceback": outcome["traceback"]})
+            bar.set_postfix(failed=len(failures))
+        bar.update(1)
+
+    try:
+        if tasks:
+            if kind == "dask":
+                client, own = target, isinstance(target, str)
+                if own:
+                    client = _import_dask_client()(target, set_as_default=False)
+                try:
+                    _run_dask(client, fn, tasks, on_done)
+                finally:
+                    if own:
+                        client.close()
+            else:
+                EXECUTORS[kind](fn, tasks, on_done, max_workers)
+    finally:
+        bar.close()
+
+    if failures and on_error == "raise":
+        failures.sort(key=lambda f: seen[f["key"]] * len(seeds) + seeds.index(f["seed"]))
+        raise SweepError(failures, [r for r in records if "error" not in r])
+    return records

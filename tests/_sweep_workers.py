@@ -1,0 +1,50 @@
+"""Module-level worker functions for tests/test_experiments.py (importable by spawned processes)."""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+
+def _mark(marker_dir: str | None, name: str) -> None:
+    if marker_dir is not None:
+        (Path(marker_dir) / f"{name}.{uuid.uuid4().hex}.run").touch()
+
+
+def executions(marker_dir, name: str) -> int:
+    """How many times the run ``name`` started (one marker file per execution)."""
+    return len(list(Path(marker_dir).glob(f"{name}.*.run")))
+
+
+def noisy_descent(lr, n_steps=4, seed=0, marker_dir=None, fail_seed=None, crash_x=None, x=0, sleep=0.0):
+    """A tiny seeded 'training curve'; optionally fails, kills its process once, or sleeps."""
+    _mark(marker_dir, f"x{x}-lr{lr}-s{seed}")
+    if crash_x is not None and x == crash_x and seed == 0:
+        flag = Path(marker_dir) / "crashed.flag"
+        if not flag.exists():
+            flag.touch()
+            os._exit(3)  # the worker process dies without cleanup
+    if fail_seed is not None and seed == fail_seed:
+        raise ValueError(f"diverged at lr={lr}")
+    if sleep:
+        time.sleep(sleep)
+    rng = np.random.default_rng(seed)
+    curve = np.cumprod(np.full(n_steps, 1.0 - lr)) + 0.01 * rng.standard_normal(n_steps)
+    return {"loss": curve[-1], "curve": curve, "steps": np.int64(n_steps), "x": x}
+
+
+def returns_object(a, seed):
+    """A worker whose result is not JSON-serialisable."""
+    return {"ok": 1.0, "model": object()}
+
+
+def thread_settings(a, seed):
+    """The thread-related environment and torch's thread count seen by the worker."""
+    import sys
+    torch = sys.modules.get("torch")
+    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+            "FEDLAB_NUM_THREADS": os.environ.get("FEDLAB_NUM_THREADS"),
+            "torch_threads": None if torch is None else torch.get_num_threads()}
