@@ -1,0 +1,201 @@
+import gzip
+import hashlib
+import io
+import struct
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedlab.data import data_dir, file_hash, load_cifar10, load_emnist, load_mnist, read_cifar_bin, read_idx
+from fedlab.data.vision import OFFICIAL_MD5
+
+IDX_CODES = {np.dtype(np.uint8): 0x08, np.dtype(np.int8): 0x09, np.dtype(np.int16): 0x0B,
+             np.dtype(np.int32): 0x0C, np.dtype(np.float32): 0x0D, np.dtype(np.float64): 0x0E}
+
+
+def idx_bytes(arr):
+    header = bytes([0, 0, IDX_CODES[arr.dtype], arr.ndim]) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    return header + arr.astype(arr.dtype.newbyteorder(">")).tobytes()
+
+
+def cifar_bytes(images, labels):
+    return b"".join(bytes([int(lab)]) + img.tobytes() for img, lab in zip(images, labels))
+
+
+def rand_images(rng, n, shape):
+    return rng.integers(0, 256, size=(n, *shape), dtype=np.uint8)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path))
+    return tmp_path
+
+
+def test_data_dir_env_and_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path))
+    assert data_dir() == tmp_path
+    monkeypatch.delenv("FEDLAB_DATA")
+    assert data_dir() == Path("~/.cache/fedlab").expanduser()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64])
+def test_read_idx_roundtrip(dtype):
+    arr = (np.arange(24).reshape(2, 3, 4) - 5).astype(dtype)
+    raw = idx_bytes(arr)
+    for source in (raw, gzip.compress(raw)):
+        out = read_idx(source)
+        assert out.dtype == np.dtype(dtype) and np.array_equal(out, arr)
+
+
+def test_read_idx_rejects_bad_files():
+    with pytest.raises(ValueError, match="not an IDX"):
+        read_idx(b"\x01\x00\x08\x01\x00\x00\x00\x02ab")
+    with pytest.raises(ValueError, match="truncated"):
+        read_idx(idx_bytes(np.zeros((3, 2), np.uint8))[:-1])
+
+
+def test_read_cifar_bin_layout_and_errors():
+    rng = np.random.default_rng(0)
+    images, labels = rand_images(rng, 3, (3, 32, 32)), np.array([9, 0, 4])
+    out_images, out_labels = read_cifar_bin(cifar_bytes(images, labels))
+    assert np.array_equal(out_images, images) and np.array_equal(out_labels, labels)
+    assert out_labels.dtype == np.int64 and out_images.dtype == np.uint8
+    with pytest.raises(ValueError, match="3073"):
+        read_cifar_bin(cifar_bytes(images, labels)[:-5])
+
+
+def write_mnist(folder, split, images, labels, compress=True):
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = "train" if split == "train" else "t10k"
+    for kind, arr in (("images-idx3", images), ("labels-idx1", labels)):
+        name = f"{prefix}-{kind}-ubyte"
+        raw = idx_bytes(arr)
+        (folder / (name + ".gz" if compress else name)).write_bytes(gzip.compress(raw) if compress else raw)
+
+
+def test_load_mnist_from_gz_and_plain_files(cache):
+    rng = np.random.default_rng(1)
+    images, labels = rand_images(rng, 5, (28, 28)), np.array([3, 1, 4, 1, 5], np.uint8)
+    write_mnist(cache / "mnist", "train", images, labels)
+    write_mnist(cache / "mnist", "test", images[:2], labels[:2], compress=False)
+    x, y = load_mnist("train")
+    assert x.shape == (5, 1, 28, 28) and x.dtype == np.uint8 and np.array_equal(x[:, 0], images)
+    assert y.dtype == np.int64 and np.array_equal(y, labels)
+    xf, _ = load_mnist("train", as_float=True)
+    assert xf.dtype == np.float32 and np.allclose(xf * 255, x)
+    assert load_mnist("test")[0].shape == (2, 1, 28, 28)
+
+
+def test_load_mnist_missing_files_message(cache):
+    with pytest.raises(FileNotFoundError) as info:
+        load_mnist("test")
+    message = str(info.value)
+    assert "t10k-images-idx3-ubyte.gz" in message and "t10k-labels-idx1-ubyte.gz" in message
+    assert "https://ossci-datasets.s3.amazonaws.com/mnist/t10k-images-idx3-ubyte.gz" in message
+    assert str(cache / "mnist") in message and "FEDLAB_DATA" in message
+
+
+def test_mismatched_images_and_labels(cache):
+    write_mnist(cache / "mnist", "train", np.zeros((3, 28, 28), np.uint8), np.zeros(2, np.uint8))
+    with pytest.raises(ValueError, match="3 images but 2 labels"):
+        load_mnist()
+
+
+def test_verify_with_user_and_official_hashes(cache):
+    write_mnist(cache / "mnist", "train", np.zeros((2, 28, 28), np.uint8), np.zeros(2, np.uint8))
+    path = cache / "mnist" / "train-images-idx3-ubyte.gz"
+    good = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert file_hash(path) == good and file_hash(path, "md5") == hashlib.md5(path.read_bytes()).hexdigest()
+    load_mnist(verify={path.name: good})
+    load_mnist(verify={path.name: file_hash(path, "md5").upper()})
+    with pytest.raises(ValueError, match="corrupt"):
+        load_mnist(verify={path.name: "0" * 64})
+    with pytest.raises(ValueError, match="hex digest"):
+        load_mnist(verify={path.name: "abc"})
+    with pytest.raises(ValueError, match="none of the files"):
+        load_mnist(verify={"other.gz": good})
+    with pytest.raises(ValueError, match="corrupt"):   # our fake files are not the official ones
+        load_mnist(verify=True)
+    with pytest.raises(TypeError):
+        load_mnist(verify="yes")
+    assert set(OFFICIAL_MD5) >= {"train-images-idx3-ubyte.gz", "cifar-10-binary.tar.gz", "gzip.zip"}
+
+
+def emnist_members(rng, subset, split, n):
+    images = rand_images(rng, n, (28, 28))
+    labels = rng.integers(0, 62, n).astype(np.uint8)
+    stem = f"emnist-{subset}-{split}"
+    return images, labels, {f"{stem}-images-idx3-ubyte.gz": gzip.compress(idx_bytes(images)),
+                            f"{stem}-labels-idx1-ubyte.gz": gzip.compress(idx_bytes(labels))}
+
+
+def test_load_emnist_from_zip_and_extracted(cache):
+    rng = np.random.default_rng(2)
+    images, labels, files = emnist_members(rng, "byclass", "train", 4)
+    (cache / "emnist").mkdir()
+    with zipfile.ZipFile(cache / "emnist" / "gzip.zip", "w") as zf:
+        for name, content in files.items():
+            zf.writestr("gzip/" + name, content)
+    x, y = load_emnist("train", "byclass")
+    assert x.shape == (4, 1, 28, 28) and np.array_equal(x[:, 0], images.transpose(0, 2, 1))
+    assert np.array_equal(y, labels)
+    assert np.array_equal(load_emnist("train", transpose=False)[0][:, 0], images)
+    images2, _, files2 = emnist_members(rng, "digits", "test", 3)
+    (cache / "emnist" / "gzip").mkdir()
+    for name, content in files2.items():
+        (cache / "emnist" / "gzip" / name).write_bytes(content)
+    assert np.array_equal(load_emnist("test", "digits")[0][:, 0], images2.transpose(0, 2, 1))
+    with pytest.raises(ValueError):
+        load_emnist("train", "bogus")
+
+
+def test_load_emnist_missing_message(cache):
+    with pytest.raises(FileNotFoundError, match="https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip"):
+        load_emnist("test", "letters")
+
+
+def cifar_files(rng):
+    files, data = {}, {}
+    for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        images, labels = rand_images(rng, 2, (3, 32, 32)), rng.integers(0, 10, 2)
+        files["cifar-10-batches-bin/" + name] = cifar_bytes(images, labels)
+        data[name] = (images, labels)
+    return files, data
+
+
+def test_load_cifar10_from_archive_and_folder(cache):
+    rng = np.random.default_rng(3)
+    files, data = cifar_files(rng)
+    folder = cache / "cifar10"
+    folder.mkdir()
+    with tarfile.open(folder / "cifar-10-binary.tar.gz", "w:gz") as tf:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tf.addfile(info, io.BytesIO(content))
+    x, y = load_cifar10("train")
+    assert x.shape == (10, 3, 32, 32) and x.dtype == np.uint8 and y.dtype == np.int64
+    assert np.array_equal(x[2:4], data["data_batch_2.bin"][0]) and np.array_equal(y[8:], data["data_batch_5.bin"][1])
+    (folder / "cifar-10-binary.tar.gz").unlink()
+    for name, content in files.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_bytes(content)
+    x_test, y_test = load_cifar10("test", as_float=True)
+    assert x_test.dtype == np.float32 and np.allclose(x_test * 255, data["test_batch.bin"][0])
+    assert np.array_equal(y_test, data["test_batch.bin"][1])
+    with pytest.raises(ValueError, match="no official hash"):
+        load_cifar10("test", verify=True)
+    with pytest.raises(ValueError):
+        load_cifar10("val")
+
+
+def test_load_cifar10_missing_message(cache):
+    with pytest.raises(FileNotFoundError) as info:
+        load_cifar10()
+    message = str(info.value)
+    assert "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz" in message
+    assert "data_batch_1.bin" in message and str(cache / "cifar10") in message
