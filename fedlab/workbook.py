@@ -47,7 +47,7 @@ def find_notebooks(folder: str | os.PathLike = ROOT / "notebooks", only: str | N
 
 def _title_and_summary(nb) -> tuple[str, str]:
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and "papermill-error-cell-tag" not in cell.metadata.get("tags", []):
             lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
             title = lines[0].lstrip("# ").strip() if lines else ""
             summary = next((ln for ln in lines[1:] if not ln.startswith("#")), "")
@@ -69,13 +69,14 @@ def headline_numbers(nb) -> dict[str, str]:
     return numbers
 
 
-def _failing_cell(nb) -> str:
-    for i, cell in enumerate(nb.cells):
+def _failing_cell(nb) -> str | None:
+    """``In [n] ('first line'): Error: message`` for the first cell with an error output."""
+    for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
-                return f"cell {i} ({first[:60]!r}): {out['ename']}: {out['evalue']}"
-    return "unknown cell"
+                return f"In [{cell.get('execution_count')}] ({first[:60]!r}): {out['ename']}: {out['evalue']}"
+    return None
 
 
 def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout: int = 600) -> NotebookResult:
@@ -96,7 +97,7 @@ def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout:
     seconds = time.perf_counter() - start
     nb = nbformat.read(out_path if out_path.exists() else path, as_version=4)
     if error:
-        error = f"{_failing_cell(nb)} [{error}]"
+        error = _failing_cell(nb) or error
     title, summary = _title_and_summary(nb)
     result = NotebookResult(path.stem, title, summary, "failed" if error else "ok", seconds,
                             headline_numbers(nb), error)
