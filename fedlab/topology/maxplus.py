@@ -1,0 +1,247 @@
+r"""Max-plus machinery: maximum cycle mean (Karp), critical circuits and the recursion (2.4).
+
+A synchronous round-based system whose silo :math:`i` waits for its in-neighbours is a linear
+system in the max-plus algebra (thesis eq. 2.4),
+
+.. math:: t_i(k+1) = \max_{j \in \mathcal{N}_i^+ \cup \{i\}} \big(t_j(k) + d_o(j, i)\big),
+
+whose cycle time is the maximum cycle mean of the delay digraph (thesis eq. 2.5),
+
+.. math:: \tau(\mathcal{G}_o) = \max_{\gamma} \frac{d_o(\gamma)}{|\gamma|},
+
+with :math:`|\gamma|` the number of arcs of the circuit :math:`\gamma` [Bac92, Thm. 3.23].
+
+Delay matrices are dense ``(n, n)`` arrays ``W`` with ``W[u, v]`` the delay of arc ``u -> v`` and
+``-inf`` (or ``nan``) for a missing arc; the diagonal holds self-loops.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from fedlab._validation import check_array, check_int
+
+__all__ = ["max_cycle_mean", "critical_circuit", "max_cycle_mean_bruteforce", "simulate_maxplus"]
+
+
+def _check_delays(W) -> np.ndarray:
+    """Validate a delay matrix and return it as float64 with ``-inf`` for missing arcs."""
+    W = check_array("W", W, ndim=2, finite=False)
+    if W.shape[0] != W.shape[1] or W.shape[0] == 0:
+        raise ValueError(f"W must be a non-empty square (n, n) matrix, got shape {W.shape}.")
+    W = np.where(np.isnan(W), -np.inf, W)
+    if np.any(W == np.inf):
+        raise ValueError("W must not contain +inf (use -inf or nan for a missing arc).")
+    return W
+
+
+def _arcs(W: np.ndarray):
+    """Arrays ``(src, dst, w)`` of the finite entries of ``W``, sorted by destination."""
+    dst, src = np.nonzero(np.isfinite(W).T)
+    return src, dst, W[src, dst]
+
+
+def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Strongly connected component label of every node."""
+    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    return connected_components(graph, directed=True, connection="strong")[1]
+
+
+def _karp_component(src, dst, w, m: int, want_pred: bool):
+    r"""Karp's recursion on one strongly connected component with nodes ``0..m-1``.
+
+    ``D[k, v]`` is the largest weight of a walk with exactly ``k`` arcs from node 0 to ``v``;
+    then :math:`\tau = \max_v \min_{k<m} (D_m(v) - D_k(v)) / (m - k)` [Kar78]. Arcs must be sorted
+    by destination. Costs O(m |E|) time and O(m^2) memory.
+    """
+    starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
+    heads = dst[starts]
+    D = np.full((m + 1, m), -np.inf)
+    D[0, 0] = 0.0
+    pred = np.zeros((m + 1, m), dtype=np.int64) if want_pred else None
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, src.size]))
+    for k in range(1, m + 1):
+        cand = D[k - 1, src] + w
+        best = np.maximum.reduceat(cand, starts)
+        D[k, heads] = best
+        if want_pred:
+            idx = np.where(cand == best[group], np.arange(src.size), src.size)
+            first = np.minimum.reduceat(idx, starts)
+            pred[k, heads] = src[np.minimum(first, src.size - 1)]
+    Dm = D[m]
+    with np.errstate(invalid="ignore"):
+        ratios = (Dm[None, :] - D[:m]) / (m - np.arange(m))[:, None]
+    ratios = np.where(np.isfinite(D[:m]), ratios, np.inf)
+    mu = np.where(np.isfinite(Dm), ratios.min(axis=0), -np.inf)
+    v_star = int(np.argmax(mu))
+    return float(mu[v_star]), v_star, pred
+
+
+def _component_arcs(labels, comp, src, dst, w):
+    """Arcs inside component ``comp``, re-indexed to ``0..m-1`` (still sorted by destination)."""
+    nodes = np.flatnonzero(labels == comp)
+    local = np.full(labels.size, -1)
+    local[nodes] = np.arange(nodes.size)
+    inside = (labels[src] == comp) & (labels[dst] == comp)
+    return nodes, local[src[inside]], local[dst[inside]], w[inside]
+
+
+def _karp(W: np.ndarray, want_pred: bool = False):
+    """Best ``(mu, nodes, src, dst, w, v_star, pred)`` over the strongly connected components."""
+    src, dst, w = _arcs(W)
+    if src.size == 0:
+        raise ValueError("W has no arc, hence no circuit: the cycle time is undefined.")
+    labels = _components(W.shape[0], src, dst)
+    best = None
+    for comp in np.unique(labels):
+        nodes, s, d, ww = _component_arcs(labels, comp, src, dst, w)
+        if s.size == 0:
+            continue  # a single node without self-loop has no circuit
+        mu, v_star, pred = _karp_component(s, d, ww, nodes.size, want_pred)
+        if best is None or mu > best[0]:
+            best = (mu, nodes, s, d, ww, v_star, pred)
+    if best is None:
+        raise ValueError("W has no circuit (the digraph is acyclic): the cycle time is undefined.")
+    return best
+
+
+def max_cycle_mean(W) -> float:
+    r"""Maximum cycle mean of a weighted digraph (cycle time, thesis eq. 2.5), by Karp's algorithm.
+
+    .. math:: \tau = \max_{\gamma} \frac{\sum_{(u,v)\in\gamma} W_{uv}}{|\gamma|},
+
+    the maximum over elementary circuits :math:`\gamma` (self-loops included), :math:`|\gamma|` the
+    number of arcs. Karp's theorem [Kar78] is applied to every strongly connected component, in
+    O(|V| |E|) time with one vectorised pass over the arcs per level.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, n)
+        ``W[u, v]`` is the delay of arc ``u -> v``; ``-inf`` or ``nan`` marks a missing arc.
+
+    Returns
+    -------
+    float
+        The maximum cycle mean (the cycle time :math:`\tau`; the throughput is :math:`1/\tau`).
+    """
+    return _karp(_check_delays(W))[0]
+
+
+def _walk_back(pred: np.ndarray, v_star: int, m: int) -> list[int]:
+    """The walk of ``m`` arcs ending at ``v_star`` that realises ``D[m, v_star]``, in forward order."""
+    walk = [v_star]
+    for k in range(m, 0, -1):
+        walk.append(int(pred[k, walk[-1]]))
+    return walk[::-1]
+
+
+def _cycles_of_walk(walk: list[int]):
+    """Elementary cycles obtained by cutting a walk at its first repeated vertices (stack method)."""
+    stack, position = [], {}
+    for v in walk:
+        if v in position:
+            start = position[v]
+            cycle = stack[start:]
+            for u in cycle:
+                del position[u]
+            del stack[start:]
+            yield cycle
+        position[v] = len(stack)
+        stack.append(v)
+
+
+def _cycle_mean(W: np.ndarray, cycle) -> float:
+    arcs = zip(cycle, cycle[1:] + cycle[:1])
+    return float(np.mean([W[u, v] for u, v in arcs]))
+
+
+def critical_circuit(W) -> list[int]:
+    r"""A critical circuit: an elementary circuit whose mean delay equals the cycle time (eq. 2.5).
+
+    Karp's table is stored with the arg-max predecessor of every level; the walk of ``n`` arcs that
+    attains the maximum of Karp's formula contains a critical cycle (Chaturvedi & McConnell,
+    2017), which is extracted and checked against :func:`max_cycle_mean`.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, n)
+        Delay matrix, ``-inf``/``nan`` for missing arcs.
+
+    Returns
+    -------
+    list of int
+        Nodes ``[i_1, ..., i_p]`` of the circuit ``i_1 -> i_2 -> ... -> i_p -> i_1``.
+    """
+    W = _check_delays(W)
+    mu, nodes, s, d, ww, v_star, pred = _karp(W, want_pred=True)
+    Wc = np.full((nodes.size, nodes.size), -np.inf)
+    Wc[s, d] = ww
+    cycles = list(_cycles_of_walk(_walk_back(pred, v_star, nodes.size)))
+    best = max(cycles, key=lambda c: _cycle_mean(Wc, c))
+    if not np.isclose(_cycle_mean(Wc, best), mu, rtol=1e-9, atol=1e-9):
+        raise RuntimeError("internal error: the extracted circuit is not critical.")
+    return [int(nodes[v]) for v in best]
+
+
+def max_cycle_mean_bruteforce(W) -> float:
+    """Maximum cycle mean by enumerating every elementary circuit (reference for tests, n <= 8).
+
+    Parameters
+    ----------
+    W : array_like, shape (n, n)
+        Delay matrix, ``-inf``/``nan`` for missing arcs.
+
+    Returns
+    -------
+    float
+        :math:`\\max_\\gamma d(\\gamma)/|\\gamma|` over ``networkx.simple_cycles`` (thesis eq. 2.5).
+    """
+    W = _check_delays(W)
+    check_int("n (size of W)", W.shape[0], low=1, high=10)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(W.shape[0]))
+    graph.add_edges_from(zip(*np.nonzero(np.isfinite(W))))
+    means = [_cycle_mean(W, c) for c in nx.simple_cycles(graph)]
+    if not means:
+        raise ValueError("W has no circuit (the digraph is acyclic): the cycle time is undefined.")
+    return max(means)
+
+
+def simulate_maxplus(W, n_steps: int, t0=None) -> np.ndarray:
+    r"""Iterate the max-plus recursion (thesis eq. 2.4) for ``n_steps`` steps.
+
+    .. math:: t_v(k+1) = \max_{u:\,(u,v)} \big(t_u(k) + W_{uv}\big)
+
+    Put the self-loop delays :math:`d_o(i,i) = s\,T_c(i)` on the diagonal of ``W`` as in (2.4).
+    By [Bac92, Sect. 7.3.4], :math:`t_i(k)/k \to \tau` for every node of a strong digraph.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, n)
+        Delay matrix, ``-inf``/``nan`` for missing arcs.
+    n_steps : int
+        Number of steps ``K`` (>= 0).
+    t0 : array_like, shape (n,), optional
+        Initial times (default zeros).
+
+    Returns
+    -------
+    numpy.ndarray, shape (K + 1, n)
+        ``t[k, i]``; a node without in-arcs gets ``-inf`` after the first step.
+    """
+    W = _check_delays(W)
+    n = W.shape[0]
+    n_steps = check_int("n_steps", n_steps, low=0)
+    t = np.empty((n_steps + 1, n))
+    t[0] = 0.0 if t0 is None else check_array("t0", t0, shape=(n,))
+    src, dst, w = _arcs(W)
+    starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]]) if src.size else np.array([], int)
+    heads = dst[starts]
+    for k in range(n_steps):
+        t[k + 1] = -np.inf
+        if src.size:
+            t[k + 1, heads] = np.maximum.reduceat(t[k, src] + w, starts)
+    return t
+
