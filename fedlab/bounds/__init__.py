@@ -1,0 +1,1 @@
+"""Theory calculators: pure numpy/cvxpy functions, one module per chapter, equations numbered as in the thesis."""
