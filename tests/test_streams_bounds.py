@@ -250,7 +250,7 @@ def test_estimate_constants_on_logistic_data():
     c = estimate_constants(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)
     assert c["loss_bound"] == pytest.approx(math.log(2), abs=1e-6)  # zero init: loss ln 2
     assert c["grad_bound"] > 0 and c["diameter"] > 0 and c["d"] == 12
-    assert c == estimate_constants  # deterministic given the seed(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)
+    assert c == estimate_constants(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)  # same seed
     with pytest.raises(TypeError, match="ClientData"):
         estimate_constants(model, xs)
 
