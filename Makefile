@@ -4,7 +4,6 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 MODE ?= smoke
 export OMP_NUM_THREADS ?= 1
-export MPLBACKEND ?= Agg
 
 .PHONY: run test install lab bench clean
 
@@ -20,6 +19,7 @@ run: install
 	$(PY) -m fedlab run --mode $(MODE)
 
 test: install
+	bash tools/install_browser.sh   # headless Chromium for the browser tests (never fails)
 	$(PY) -m pytest
 
 lab: install

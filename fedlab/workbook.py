@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -89,9 +90,11 @@ def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout:
     start = time.perf_counter()
     error = ""
     try:
+        # --matplotlib=inline: figures go into the notebook (and the report) even when the caller's environment
+        # selects a non-inline backend (the Makefile exports MPLBACKEND=Agg, which the kernel would inherit).
         papermill.execute_notebook(str(path), str(out_path), parameters=env_note, kernel_name="python3",
                                    cwd=str(path.parent), execution_timeout=timeout, progress_bar=False,
-                                   log_output=False)
+                                   log_output=False, extra_arguments=["--matplotlib=inline"])
     except Exception as exc:  # papermill raises PapermillExecutionError with the failing cell
         error = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
     seconds = time.perf_counter() - start
@@ -122,7 +125,8 @@ def build_report(results: list[NotebookResult], build: Path, mode: str) -> Path:
         link = f'<a href="{html.escape(r.html)}">{html.escape(r.title or r.name)}</a>' if r.html else html.escape(r.name)
         numbers = "<br>".join(f"{html.escape(k)}: <b>{html.escape(v)}</b>" for k, v in r.headline.items())
         status = "ok" if r.status == "ok" else f"failed<br><small>{html.escape(r.error)}</small>"
-        rows.append(f'<tr class="{r.status}"><td>{link}<br><small>{html.escape(r.summary)}</small></td>'
+        summary = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(r.summary))
+        rows.append(f'<tr class="{r.status}"><td>{link}<br><small>{summary}</small></td>'
                     f"<td>{status}</td><td>{r.seconds:.1f} s</td><td>{numbers}</td></tr>")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fedlab workbook</title>

@@ -71,8 +71,9 @@ def run(algorithm: Algorithm, data: FederatedDataset, *, rounds: int, seed: int 
     state = algorithm.init(data, seed) if state is None else state
     history = History(data.train.n.numpy().astype(float), data.test.n.numpy().astype(float))
     _record(history, algorithm.evaluate(state, data), state.round)
-    bar = tqdm(range(rounds), desc=type(algorithm).__name__, disable=progress is False, delay=0 if progress else 3,
-               leave=False)
+    # `disable` is passed only to force the bar off, so that TQDM_DISABLE=1 still silences it otherwise
+    bar = tqdm(range(rounds), desc=type(algorithm).__name__, delay=0 if progress else 3, leave=False,
+               **({"disable": True} if progress is False else {}))
     for _ in bar:
         state, info = algorithm.round(state, data, seed)
         history.log.append({"round": state.round, **info})
