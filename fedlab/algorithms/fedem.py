@@ -1,0 +1,745 @@
+r"""FedEM and D-FedEM: federated expectation-maximization for a mixture of distributions (thesis §3.5).
+
+Under the mixture assumption (Assumption 8, eq. (3.2)) client :math:`t` draws its samples from
+:math:`M` shared distributions with private weights :math:`\pi_t \in \Delta^M`. EM on the negative
+log-likelihood (3.6) alternates (Proposition 3.5.2)
+
+.. math::
+    q_t(z^{(i)}_t = m) &\propto \pi_{tm} \exp\big(-\ell(h_{\theta_m}(x^{(i)}_t), y^{(i)}_t)\big)  &\text{(3.12)}\\
+    \pi_{tm} &= \tfrac{1}{n_t}\textstyle\sum_i q_t(z^{(i)}_t = m)                                   &\text{(3.13)}\\
+    \theta_m &\in \arg\min_\theta \textstyle\sum_t \sum_i q_t(z^{(i)}_t = m)\,\ell(h_\theta(x^{(i)}_t), y^{(i)}_t)  &\text{(3.14)}
+
+FedEM (Algorithm 7) runs (3.12)–(3.13) on the clients and replaces (3.14) by E local SGD steps on
+the :math:`q`-weighted loss followed by server averaging; D-FedEM (Algorithm 8) replaces the server
+average by gossip with a doubly stochastic mixing matrix. Clients predict with the
+:math:`\pi_t`-mixture of the components' predictive distributions (eq. (3.5)). A client that joins
+after training keeps the components fixed and fits only :math:`\pi` on its local data (§3.5.3.2).
+
+On the engine, FedEM trains the :math:`M` components of every participating client as rows of one
+stacked tensor (``rows`` repeats each client :math:`M` times, ``sample_weight`` holds the
+responsibilities), so one batched ``local_sgd`` call runs all the local work of a round.
+
+The module also holds exact EM for Gaussian mixtures (:func:`gmm_em`, :func:`federated_gmm_em`),
+where the M-step has a closed form and the log-likelihood provably never decreases.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Sequence, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._rng import as_numpy_rng, numpy_rng, torch_generator
+from .._validation import check_array, check_choice, check_int, check_real
+from ..engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
+                      metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
+from ..models import Model, Params
+from ._common import (STREAM_INIT, STREAM_LOCAL, STREAM_SAMPLING, Participation, check_participation,
+                      client_weights, sample_participants)
+
+__all__ = [
+    "e_step",
+    "update_pi",
+    "mixture_proba",
+    "mixture_log_likelihood",
+    "component_losses",
+    "mixture_metrics",
+    "fit_mixture_weights",
+    "init_components",
+    "consensus_distance",
+    "MixtureState",
+    "DecentralizedMixtureState",
+    "FedEM",
+    "DFedEM",
+    "GMMTrace",
+    "gmm_log_likelihood",
+    "gmm_em",
+    "federated_gmm_em",
+    "PI_INITS",
+]
+
+PI_INITS = ("uniform", "random")
+MixingSpec = Union[np.ndarray, Callable[[int, np.random.Generator], np.ndarray]]
+_LOG_FLOOR = 1e-12
+
+
+# ----------------------------------------------------------------------------------------------
+# E-step, M-step for the weights, mixture prediction
+
+
+def _as_float64(name: str, value) -> Tensor:
+    if isinstance(value, Tensor):
+        return value.detach().to(torch.float64)
+    return torch.as_tensor(check_array(name, value), dtype=torch.float64)
+
+
+def _like(result: Tensor, reference):
+    return result if isinstance(reference, Tensor) else result.numpy()
+
+
+def _check_mask(mask, shape: tuple) -> Tensor:
+    mask_t = torch.as_tensor(np.asarray(mask) if not isinstance(mask, Tensor) else mask).to(torch.bool)
+    if tuple(mask_t.shape) != tuple(shape):
+        raise ValueError(f"mask must have shape {tuple(shape)}, got {tuple(mask_t.shape)}.")
+    return mask_t
+
+
+def e_step(log_pi, losses):
+    r"""Responsibilities :math:`q(z^{(i)} = m) = \mathrm{softmax}_m(\log\pi_m - \ell_{m,i})` (thesis eq. (3.12)).
+
+    Computed in log space, so large losses never underflow to 0/0.
+
+    Parameters
+    ----------
+    log_pi : array-like or Tensor, shape (..., M)
+        Log mixture weights (use :math:`\log\max(\pi, 10^{-12})`).
+    losses : array-like or Tensor, shape (..., M, n)
+        Per-sample losses :math:`\ell(h_{\theta_m}(x_i), y_i)` (negative log-likelihoods up to a constant).
+
+    Returns
+    -------
+    q : same type as ``losses``, shape (..., M, n), float64
+        Non-negative, summing to 1 over the component axis.
+    """
+    lp, ls = _as_float64("log_pi", log_pi), _as_float64("losses", losses)
+    if ls.dim() < 2 or lp.shape != ls.shape[:-1]:
+        raise ValueError(f"log_pi must have shape (..., M) and losses (..., M, n); got {tuple(lp.shape)} and "
+                         f"{tuple(ls.shape)}.")
+    return _like(torch.softmax(lp.unsqueeze(-1) - ls, dim=-2), losses)
+
+
+def update_pi(q, mask=None):
+    r"""Mixture weights :math:`\pi_m = \frac{1}{n}\sum_i q(z^{(i)} = m)` over the valid samples (thesis eq. (3.13)).
+
+    Parameters
+    ----------
+    q : array-like or Tensor, shape (..., M, n)
+        Responsibilities.
+    mask : array-like or Tensor of bool, shape (..., n), optional
+        Valid samples (padding excluded); default all.
+
+    Returns
+    -------
+    pi : same type as ``q``, shape (..., M), rows in the simplex.
+
+    Raises
+    ------
+    ValueError
+        When a client has no valid sample.
+    """
+    qt = _as_float64("q", q)
+    if qt.dim() < 2:
+        raise ValueError(f"q must have shape (..., M, n), got {tuple(qt.shape)}.")
+    m = torch.ones(qt.shape[:-2] + qt.shape[-1:], dtype=torch.bool) if mask is None else \
+        _check_mask(mask, qt.shape[:-2] + qt.shape[-1:])
+    count = m.sum(-1)
+    if bool((count == 0).any()):
+        bad = torch.nonzero(count.reshape(-1) == 0).flatten().tolist()
+        raise ValueError(f"update_pi: clients {bad[:10]} have no data; the weights (3.13) are undefined.")
+    w = m.unsqueeze(-2).to(torch.float64)
+    return _like((qt * w).sum(-1) / count.unsqueeze(-1), q)
+
+
+def mixture_proba(pi, probs):
+    r"""Personalized prediction :math:`p(y|x) = \sum_m \pi_m\, p_{\theta_m}(y|x)` (thesis eq. (3.5), (E.274)).
+
+    Mixes predicted probabilities, not logits.
+
+    Parameters
+    ----------
+    pi : array-like or Tensor, shape (..., M)
+    probs : array-like or Tensor, shape (..., M, n, C)
+        Each component's predicted class probabilities.
+
+    Returns
+    -------
+    same type as ``probs``, shape (..., n, C)
+    """
+    pt, pr = _as_float64("pi", pi), _as_float64("probs", probs)
+    if pr.dim() < 3 or pt.shape != pr.shape[:-2]:
+        raise ValueError(f"pi must have shape (..., M) and probs (..., M, n, C); got {tuple(pt.shape)} and "
+                         f"{tuple(pr.shape)}.")
+    return _like((pt.unsqueeze(-1).unsqueeze(-1) * pr).sum(-3), probs)
+
+
+def mixture_log_likelihood(log_pi: Tensor, losses: Tensor, mask: Tensor) -> Tensor:
+    r"""Per-client mean log-likelihood :math:`\frac{1}{n_t}\sum_i \log\sum_m \pi_{tm} e^{-\ell_{m,i}}` (minus eq. (3.6) up to a constant).
+
+    Parameters
+    ----------
+    log_pi : Tensor (K, M); losses : Tensor (K, M, n); mask : Tensor (K, n) bool
+
+    Returns
+    -------
+    Tensor (K,) float64
+    """
+    ll = torch.logsumexp(log_pi.to(torch.float64).unsqueeze(-1) - losses.to(torch.float64), dim=-2)
+    ll = torch.where(mask, ll, torch.zeros((), dtype=ll.dtype))
+    return ll.sum(-1) / mask.sum(-1).clamp_min(1)
+
+
+def _log(pi: Tensor) -> Tensor:
+    return torch.log(pi.clamp_min(_LOG_FLOOR))
+
+
+# ----------------------------------------------------------------------------------------------
+# Components on the engine
+
+
+def init_components(model: Model, n_components: int, seed: int) -> Params:
+    """``M`` independently drawn components stacked ``(M, ...)``.
+
+    Drawn in sequence from the generator of ``(seed, INIT)``, so component 0 is the initial model
+    FedAvg uses with the same seed (FedEM with M = 1 is FedAvg). Distinct components break the
+    symmetry of EM (identical components keep identical responsibilities forever).
+    """
+    n_components = check_int("n_components", n_components, low=1)
+    gen = torch_generator(seed, STREAM_INIT)
+    draws = [model.init(gen) for _ in range(n_components)]
+    return {k: torch.stack([d[k] for d in draws]) for k in draws[0]}
+
+
+def _split_components(params: Params, n_clients: int, n_components: int) -> list[Params]:
+    """Per-client stacked params ``(K*M, ...)`` (client-major rows) -> M dicts of ``(K, ...)``."""
+    return [{k: v.reshape(n_clients, n_components, *v.shape[1:])[:, m] for k, v in params.items()}
+            for m in range(n_components)]
+
+
+def _shared_components(params: Params, n_clients: int) -> list[Params]:
+    """Shared components ``(M, ...)`` -> M dicts of ``(K, ...)`` (expanded views)."""
+    n_components = next(iter(params.values())).shape[0]
+    return [{k: v[m].unsqueeze(0).expand(n_clients, *v.shape[1:]) for k, v in params.items()}
+            for m in range(n_components)]
+
+
+@torch.no_grad()
+def _component_outputs(model: Model, components: list[Params], data: ClientData) -> Tensor:
+    """Outputs of every component on every client's samples, shape ``(K, M, n_max, out)``."""
+    return torch.stack([model_outputs(model, comp, data) for comp in components], dim=1)
+
+
+@torch.no_grad()
+def component_losses(model: Model, components: list[Params] | Params, data: ClientData) -> Tensor:
+    r"""Per-sample losses :math:`\ell(h_{\theta_m}(x_i), y_i)` of every component on every client, ``(K, M, n_max)`` float64.
+
+    Parameters
+    ----------
+    model : Model
+    components : dict of Tensor (M, ...) (shared components) or list of M dicts of Tensor (K, ...)
+        (per-client copies, as in D-FedEM).
+    data : ClientData
+
+    Returns
+    -------
+    Tensor (K, M, n_max); padded entries are meaningless (mask them with ``data.mask``).
+    """
+    comps = _shared_components(components, data.n_clients) if isinstance(components, dict) else components
+    out = _component_outputs(model, comps, data)
+    y = data.y.unsqueeze(1).expand(-1, len(comps), -1)
+    return model.per_sample_loss(out, y).to(torch.float64)
+
+
+@torch.no_grad()
+def mixture_metrics(model: Model, components: list[Params] | Params, pi, data: ClientData,
+                    prefix: str = "") -> dict[str, np.ndarray]:
+    r"""Per-client loss and accuracy of the personalized mixture predictor (eq. (3.5)).
+
+    Classification: mixes the components' softmax probabilities with weights :math:`\pi_t`.
+    Regression (``mse``): predicts the mixture mean :math:`\sum_m \pi_{tm} h_{\theta_m}(x)`.
+
+    Parameters
+    ----------
+    model : Model
+    components : dict (M, ...) or list of M dicts (K, ...)
+    pi : array-like (K, M)
+    data : ClientData
+    prefix : str
+        Prepended to the metric names (``"train_"``, ``"test_"``).
+    """
+    comps = _shared_components(components, data.n_clients) if isinstance(components, dict) else components
+    pi_t = _as_float64("pi", pi)
+    if tuple(pi_t.shape) != (data.n_clients, len(comps)):
+        raise ValueError(f"pi must have shape ({data.n_clients}, {len(comps)}), got {tuple(pi_t.shape)}.")
+    out = _component_outputs(model, comps, data).to(torch.float64)
+    if model.is_classifier:
+        proba = (pi_t.view(*pi_t.shape, 1, 1) * torch.softmax(out, dim=-1)).sum(1)
+        return metrics_from_proba(proba, data, prefix)
+    mean = (pi_t.view(*pi_t.shape, 1, 1) * out).sum(1).to(torch.float32)
+    return metrics_from_outputs(model, mean, data, prefix)
+
+
+def _check_has_data(data: ClientData, where: str) -> None:
+    empty = torch.nonzero(data.n < 1).flatten().tolist()
+    if empty:
+        raise ValueError(f"{where}: clients {empty[:10]} have no training data; every client needs at least one "
+                         f"sample (the E-step and the weights (3.13) are undefined otherwise).")
+
+
+def _check_pi(pi, n_clients: int, n_components: int) -> Tensor:
+    p = check_array("pi_init", pi, shape=(n_clients, n_components), nonnegative=True)
+    if not np.allclose(p.sum(1), 1.0, atol=1e-6):
+        raise ValueError("pi_init rows must lie in the simplex (sum to 1).")
+    return torch.as_tensor(p, dtype=torch.float64)
+
+
+@torch.no_grad()
+def fit_mixture_weights(model: Model, components: Params, data: ClientData, *, n_iter: int = 50, tol: float = 1e-6,
+                        pi_init=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mixture weights of (new) clients with the components frozen: iterate (3.12)–(3.13) on local data.
+
+    This is how a client unseen at training time personalizes (thesis §3.5.3.2): it downloads
+    :math:`\Theta`, starts from uniform weights and runs E-steps and :math:`\pi`-updates on its own
+    training samples; :math:`\Theta` never changes. ``n_iter=1`` is the thesis' literal recipe (one
+    E-step and one update); iterating to convergence is EM on :math:`\pi` alone, which never
+    decreases the local log-likelihood (personalization spec §4.4 measured clearly better accuracies).
+
+    Parameters
+    ----------
+    model : Model
+    components : dict of Tensor (M, ...)
+        Trained shared components.
+    data : ClientData
+        The clients' local training samples (K clients).
+    n_iter : int
+        Maximum number of E + π iterations (>= 1).
+    tol : float
+        Stop when :math:`\max|\pi^{new} - \pi|` < tol.
+    pi_init : array-like (K, M), optional
+        Starting weights; default uniform.
+
+    Returns
+    -------
+    pi : np.ndarray (K, M)
+    log_likelihood : np.ndarray (n_done + 1, K)
+        Per-client mean log-likelihood (up to a constant) before each iteration and at the end;
+        non-decreasing along the first axis.
+    """
+    n_iter = check_int("n_iter", n_iter, low=1)
+    tol = check_real("tol", tol, low=0)
+    _check_has_data(data, "fit_mixture_weights")
+    losses = component_losses(model, components, data)
+    n_comp = losses.shape[1]
+    pi = torch.full((data.n_clients, n_comp), 1.0 / n_comp, dtype=torch.float64) if pi_init is None else \
+        _check_pi(pi_init, data.n_clients, n_comp)
+    trace = [mixture_log_likelihood(_log(pi), losses, data.mask)]
+    for _ in range(n_iter):
+        new = update_pi(e_step(_log(pi), losses), data.mask)
+        delta = float((new - pi).abs().max())
+        pi = new
+        trace.append(mixture_log_likelihood(_log(pi), losses, data.mask))
+        if delta < tol:
+            break
+    return pi.numpy(), torch.stack(trace).numpy()
+
+
+# ----------------------------------------------------------------------------------------------
+# FedEM (Algorithm 7)
+
+
+@dataclass(frozen=True)
+class MixtureState:
+    """Shared components stacked ``(M, ...)``, private weights ``pi`` (K, M) float64, rounds done."""
+
+    params: Params
+    pi: Tensor
+    round: int = 0
+
+
+def _initial_pi(kind, n_clients: int, n_components: int, seed: int) -> Tensor:
+    if not isinstance(kind, str):
+        return _check_pi(kind, n_clients, n_components)
+    if kind == "uniform":
+        return torch.full((n_clients, n_components), 1.0 / n_components, dtype=torch.float64)
+    rng = numpy_rng(seed, STREAM_INIT, 1)
+    return torch.as_tensor(rng.dirichlet(np.ones(n_components), size=n_clients), dtype=torch.float64)
+
+
+def _responsibility_weights(q: Tensor, data: ClientData, rows_clients: np.ndarray, scale=None) -> Tensor:
+    """Sample weights ``(R, n_max)`` of the stacked rows: responsibilities × data weights × optional scale."""
+    w = q.reshape(-1, q.shape[-1]).to(torch.float32)
+    if data.weight is not None:
+        w = w * data.weight[torch.as_tensor(rows_clients)]
+    if scale is not None:
+        w = w * torch.as_tensor(scale, dtype=torch.float32).view(-1, 1)
+    return w.contiguous()
+
+
+class FedEM:
+    r"""Federated Expectation-Maximization (thesis Algorithm 7).
+
+    Each round: sample clients; each sampled client runs the E-step (3.12) on its training set with
+    the current components, updates its weights :math:`\pi_t` (3.13), and runs E local SGD steps on
+    each component with the responsibilities as sample weights (the mean over the minibatch, as in the
+    reference code); the server averages each component with weights :math:`p_t`.
+
+    Parameters
+    ----------
+    model : Model
+        Architecture of every component.
+    solver : LocalSGD
+        Local solver of the component updates (E = ``solver.local_steps``).
+    n_components : int
+        Number ``M`` of components (>= 1). ``M = 1`` is exactly FedAvg.
+    participation : float in (0, 1] or callable
+        Client sampling, as in :class:`~fedlab.algorithms.FedAvg`.
+    weights : "size", "uniform" or array (K,)
+        Aggregation weights :math:`p_t` (thesis: :math:`n_t/n`).
+    aggregation : {"participants", "stale"}
+        ``"participants"``: average over the sampled clients (weights renormalised, FedAvg's rule);
+        ``"stale"``: non-sampled clients count with the previous components (eq. (3.39), the
+        reference code's rule). Identical under full participation.
+    pi_init : "uniform" (reference code), "random" (thesis: Dirichlet(1)) or array (K, M)
+    backend : {"auto", "batched", "loop"}
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, *, n_components: int = 3, participation: Participation = 1.0,
+                 weights="size", aggregation: str = "participants", pi_init="uniform", backend: str = "auto") -> None:
+        if not isinstance(solver, LocalSGD):
+            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
+        self.model, self.solver = model, solver
+        self.n_components = check_int("n_components", n_components, low=1)
+        self.participation = check_participation(participation)
+        self.weights = weights
+        self.aggregation = check_choice("aggregation", aggregation, ("participants", "stale"))
+        if isinstance(pi_init, str):
+            check_choice("pi_init", pi_init, PI_INITS)
+        self.pi_init = pi_init
+        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+
+    def init(self, data: FederatedDataset, seed: int) -> MixtureState:
+        _check_has_data(data.train, type(self).__name__)
+        client_weights(self.weights, data.train)
+        return MixtureState(init_components(self.model, self.n_components, seed),
+                            _initial_pi(self.pi_init, data.n_clients, self.n_components, seed))
+
+    def _local_update(self, params_rows: Params, train: ClientData, clients: np.ndarray, pi: Tensor,
+                      comps: list[Params], key: tuple, scale=None) -> tuple[Params, Tensor, Tensor, float]:
+        """E-step, π update and local SGD for the given clients. Returns (new rows, new π, local loss, mean NLL)."""
+        m = self.n_components
+        sub = train if len(clients) == train.n_clients else train.select(clients)
+        rows = np.repeat(clients, m)
+        if m == 1:  # q ≡ 1: the local objective is exactly FedAvg's
+            new_pi = torch.ones((len(clients), 1), dtype=torch.float64)
+            sample_weight = None if scale is None else _responsibility_weights(
+                torch.ones((len(clients), 1, sub.x.shape[1]), dtype=torch.float64), train, rows, scale)
+            nll = float("nan")
+        else:
+            losses = component_losses(self.model, comps, sub)
+            log_pi = _log(pi)
+            q = e_step(log_pi, losses)
+            new_pi = update_pi(q, sub.mask)
+            ll = mixture_log_likelihood(log_pi, losses, sub.mask)
+            nll = float(-(ll * sub.n.double()).sum() / sub.n.sum())
+            sample_weight = _responsibility_weights(q, train, rows, None if scale is None else np.repeat(scale, m))
+        new, loss = local_sgd(self.model, params_rows, train, self.solver, key=key, rows=rows,
+                              sample_weight=sample_weight, anchor=params_rows, backend=self.backend)
+        return new, new_pi, loss, nll
+
+    def round(self, state: MixtureState, data: FederatedDataset, seed: int) -> tuple[MixtureState, dict]:
+        chosen = sample_participants(self.participation, data.n_clients, seed, state.round)
+        if len(chosen) == 0:
+            return MixtureState(state.params, state.pi, state.round + 1), \
+                {"participants": [], "local_loss": float("nan"), "nll": float("nan")}
+        m, c = self.n_components, len(chosen)
+        start = {k: v.repeat(c, *([1] * (v.dim() - 1))) for k, v in state.params.items()}  # row r: comp r % M
+        comps = _shared_components(state.params, c)
+        new, new_pi, loss, nll = self._local_update(start, data.train, chosen, state.pi[chosen], comps,
+                                                    (seed, state.round, STREAM_LOCAL))
+        p = client_weights(self.weights, data.train)
+        agg = weighted_average({k: v.reshape(c, m, *v.shape[1:]) for k, v in new.items()}, p[chosen])
+        if self.aggregation == "stale" and c < data.n_clients:
+            s = float(p[chosen].sum())
+            agg = {k: s * agg[k] + (1 - s) * state.params[k] for k in agg}
+        pi = state.pi.clone()
+        pi[torch.as_tensor(chosen)] = new_pi
+        info = {"participants": chosen.tolist(), "local_loss": float(loss.mean()), "nll": nll}
+        return MixtureState(agg, pi, state.round + 1), info
+
+    def evaluate(self, state: MixtureState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        out = mixture_metrics(self.model, state.params, state.pi, data.train, "train_")
+        out.update(mixture_metrics(self.model, state.params, state.pi, data.test, "test_"))
+        return out
+
+    def adapt(self, state: MixtureState, new_data: FederatedDataset, *, n_iter: int = 50,
+              tol: float = 1e-6) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Personalize clients unseen at training: fit π on their training data with frozen components.
+
+        Returns ``(pi (K_new, M), per-client metrics)`` (``train_*``/``test_*`` of the mixture predictor).
+        See :func:`fit_mixture_weights`.
+        """
+        pi, _ = fit_mixture_weights(self.model, state.params, new_data.train, n_iter=n_iter, tol=tol)
+        metrics = mixture_metrics(self.model, state.params, pi, new_data.train, "train_")
+        metrics.update(mixture_metrics(self.model, state.params, pi, new_data.test, "test_"))
+        return pi, metrics
+
+
+# ----------------------------------------------------------------------------------------------
+# D-FedEM (Algorithm 8)
+
+
+@dataclass(frozen=True)
+class DecentralizedMixtureState:
+    """Every client's copy of the components, rows ``(K*M, ...)`` client-major; ``pi`` (K, M); rounds done."""
+
+    params: Params
+    pi: Tensor
+    round: int = 0
+
+
+class DFedEM(FedEM):
+    r"""Fully decentralized FedEM (thesis Algorithm 8): local EM steps, then gossip of the components.
+
+    Client :math:`t` keeps its own :math:`\Theta_t`, runs the E-step and :math:`\pi_t` update with it,
+    E local SGD steps per component, then averages with its neighbours,
+    :math:`\theta_{m,t} \leftarrow \sum_s w_{s,t}\,\theta_{m,s}`. Every client starts from the same
+    :math:`\Theta^0` (the theory allows any start).
+
+    Parameters
+    ----------
+    model, solver, n_components, pi_init, backend :
+        As in :class:`FedEM`.
+    mixing_matrix : array (K, K) or callable ``(round, rng) -> W``
+        Doubly stochastic (checked), e.g. FMMC or Metropolis weights of a connected graph
+        (``fedlab.topology.consensus``), or :math:`11^\top/K` (then D-FedEM = FedEM with uniform weights).
+    weight_by_size : bool
+        Scale client :math:`t`'s steps by :math:`T n_t / n` (the thesis' :math:`n_t/n` factor of Alg. 8,
+        times T to keep the average step size; implemented by scaling the sample weights, which is
+        exact for plain SGD). Default ``False`` = the reference code (targets the unweighted average
+        of client objectives).
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, n_components: int = 3,
+                 weight_by_size: bool = False, pi_init="uniform", backend: str = "auto") -> None:
+        super().__init__(model, solver, n_components=n_components, pi_init=pi_init, backend=backend)
+        self.mixing_matrix = mixing_matrix if callable(mixing_matrix) else \
+            check_array("mixing_matrix", mixing_matrix, ndim=2)
+        self.weight_by_size = bool(weight_by_size)
+
+    def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
+        w = self.mixing_matrix
+        if callable(w):
+            w = w(round_, numpy_rng(seed, round_, STREAM_SAMPLING))
+        return check_mixing_matrix(w, n)
+
+    def init(self, data: FederatedDataset, seed: int) -> DecentralizedMixtureState:
+        _check_has_data(data.train, type(self).__name__)
+        if not callable(self.mixing_matrix):
+            check_mixing_matrix(self.mixing_matrix, data.n_clients)
+        comps = init_components(self.model, self.n_components, seed)
+        k = data.n_clients
+        rows = {name: v.repeat(k, *([1] * (v.dim() - 1))) for name, v in comps.items()}
+        return DecentralizedMixtureState(rows, _initial_pi(self.pi_init, k, self.n_components, seed))
+
+    def round(self, state: DecentralizedMixtureState, data: FederatedDataset,
+              seed: int) -> tuple[DecentralizedMixtureState, dict]:
+        k, m = data.n_clients, self.n_components
+        clients = np.arange(k)
+        scale = None
+        if self.weight_by_size:
+            n = data.train.n.numpy().astype(float)
+            scale = k * n / n.sum()
+        comps = _split_components(state.params, k, m)
+        new, pi, loss, nll = self._local_update(state.params, data.train, clients, state.pi, comps,
+                                                (seed, state.round, STREAM_LOCAL), scale)
+        w = self._matrix(state.round, k, seed)
+        mixed = gossip({name: v.reshape(k, m, *v.shape[1:]) for name, v in new.items()}, w)
+        mixed = {name: v.reshape(k * m, *v.shape[2:]) for name, v in mixed.items()}
+        info = {"local_loss": float(loss.mean()), "nll": nll, "consensus": consensus_distance(mixed, k)}
+        return DecentralizedMixtureState(mixed, pi, state.round + 1), info
+
+    def evaluate(self, state: DecentralizedMixtureState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        comps = _split_components(state.params, data.n_clients, self.n_components)
+        out = mixture_metrics(self.model, comps, state.pi, data.train, "train_")
+        out.update(mixture_metrics(self.model, comps, state.pi, data.test, "test_"))
+        return out
+
+    def average_components(self, state: DecentralizedMixtureState) -> Params:
+        r"""Network average :math:`\bar\Theta = \frac1T\sum_t \Theta_t`, stacked ``(M, ...)``."""
+        m = self.n_components
+        return {name: v.reshape(-1, m, *v.shape[1:]).mean(0) for name, v in state.params.items()}
+
+    def adapt(self, state: DecentralizedMixtureState, new_data: FederatedDataset, *, n_iter: int = 50,
+              tol: float = 1e-6) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """New clients fit π against the network-average components (see :meth:`FedEM.adapt`)."""
+        shared = MixtureState(self.average_components(state), state.pi, state.round)
+        return FedEM.adapt(self, shared, new_data, n_iter=n_iter, tol=tol)
+
+
+def consensus_distance(params: Params, n_clients: int) -> float:
+    r"""Disagreement :math:`\sum_t \|\Theta_t - \bar\Theta\|_F^2` of per-client stacked parameters (thesis eq. (3.18))."""
+    total = 0.0
+    for v in params.values():
+        rows = v.reshape(n_clients, -1).to(torch.float64)
+        total += float((rows - rows.mean(0, keepdim=True)).pow(2).sum())
+    return total
+
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact EM for Gaussian mixtures (centralized and federated)
+
+
+class GMMTrace(NamedTuple):
+    """Iterates of EM on an isotropic Gaussian mixture (index 0 = initialisation).
+
+    Attributes
+    ----------
+    means : np.ndarray (n_iter + 1, M, d)
+    variances : np.ndarray (n_iter + 1, M)
+    weights : np.ndarray (n_iter + 1, K, M)
+        Per-client weights (K = 1 for :func:`gmm_em`).
+    log_likelihood : np.ndarray (n_iter + 1,)
+        Mean log-likelihood per sample over all clients' data.
+    responsibilities : list of np.ndarray (M, n_k)
+        Final responsibilities of each client's samples.
+    """
+
+    means: np.ndarray
+    variances: np.ndarray
+    weights: np.ndarray
+    log_likelihood: np.ndarray
+    responsibilities: list
+
+
+def _gaussian_losses(x: np.ndarray, means: np.ndarray, var: np.ndarray) -> np.ndarray:
+    r"""``-log N(x; μ_m, σ_m² I)``, shape (M, n)."""
+    d = x.shape[1]
+    sq = ((x[None, :, :] - means[:, None, :]) ** 2).sum(-1)
+    return 0.5 * sq / var[:, None] + 0.5 * d * np.log(2 * np.pi * var[:, None])
+
+
+def gmm_log_likelihood(xs: Sequence[np.ndarray], weights: np.ndarray, means: np.ndarray, variances) -> float:
+    r"""Mean log-likelihood :math:`\frac1n\sum_t\sum_i \log\sum_m \pi_{tm}\,\mathcal N(x^{(i)}_t; \mu_m, \sigma^2_m I)`.
+
+    Parameters
+    ----------
+    xs : list of arrays (n_k, d)
+        Each client's samples.
+    weights : array (K, M)
+    means : array (M, d)
+    variances : float or array (M,)
+    """
+    means = check_array("means", means, ndim=2)
+    var = np.broadcast_to(np.asarray(variances, dtype=float), (means.shape[0],))
+    weights = check_array("weights", weights, shape=(len(xs), means.shape[0]), nonnegative=True)
+    total, count = 0.0, 0
+    for x, w in zip(xs, weights):
+        losses = _gaussian_losses(np.asarray(x, dtype=float), means, var)
+        ll = torch.logsumexp(torch.as_tensor(np.log(np.maximum(w, _LOG_FLOOR))[:, None] - losses), dim=0)
+        total += float(ll.sum())
+        count += len(x)
+    return total / count
+
+
+def _seed_means(x: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Greedy k-means++ seeding (as scikit-learn): among ``2 + log m`` candidates drawn with probability
+    ∝ squared distance to the chosen means, keep the one that lowers the k-means potential most."""
+    means = [x[rng.integers(len(x))]]
+    d2 = ((x - means[0]) ** 2).sum(-1)
+    n_trials = 2 + int(np.log(m))
+    for _ in range(1, m):
+        p = d2 / d2.sum() if d2.sum() > 0 else np.full(len(x), 1.0 / len(x))
+        cand = rng.choice(len(x), size=n_trials, p=p)
+        cand_d2 = np.minimum(d2[None], ((x[None, :, :] - x[cand][:, None, :]) ** 2).sum(-1))
+        best = int(np.argmin(cand_d2.sum(1)))
+        means.append(x[cand[best]])
+        d2 = cand_d2[best]
+    return np.array(means, dtype=float)
+
+
+def federated_gmm_em(xs: Sequence, n_components: int, *, n_iter: int = 100, means_init=None, weights_init=None,
+                     variance: float = 1.0, learn_variance: bool = False, rng=None) -> GMMTrace:
+    r"""Federated EM for an isotropic Gaussian mixture with shared components and per-client weights.
+
+    Client :math:`t` runs the E-step (3.12) with :math:`\ell_m(x) = -\log\mathcal N(x; \mu_m, \sigma^2_m I)`
+    and the weight update (3.13) locally, and sends the sufficient statistics
+    :math:`(\sum_i q_{im}, \sum_i q_{im} x_i, \sum_i q_{im}\|x_i\|^2)`; the server solves (3.14) in closed
+    form, :math:`\mu_m = \sum_t\sum_i q x / \sum_t\sum_i q` (and
+    :math:`\sigma^2_m = \sum q\|x - \mu_m\|^2 / (d\sum q)` when ``learn_variance``). Each iteration is an
+    exact EM step of the federated likelihood (3.6), so the log-likelihood never decreases.
+
+    Parameters
+    ----------
+    xs : list of arrays (n_t, d)
+        Clients' samples (every client non-empty).
+    n_components : int
+        ``M`` >= 1.
+    n_iter : int
+        EM iterations.
+    means_init : array (M, d), optional
+        Default: greedy k-means++ seeding on the pooled data (a server-side convenience; EM only finds a
+        local maximum, and a bad start, e.g. two means in one cluster, can stay stuck).
+    weights_init : array (K, M), optional
+        Default uniform.
+    variance : float
+        Known (or initial, if learned) component variance :math:`\sigma^2 > 0`.
+    learn_variance : bool
+    rng : numpy Generator, int or None
+        For the default initial means.
+
+    Returns
+    -------
+    GMMTrace
+    """
+    if len(xs) == 0:
+        raise ValueError("xs must hold at least one client.")
+    xs = [check_array(f"xs[{k}]", x, ndim=2) for k, x in enumerate(xs)]
+    for k, x in enumerate(xs):
+        if len(x) == 0:
+            raise ValueError(f"client {k} has no data; every client needs at least one sample.")
+    d = xs[0].shape[1]
+    if any(x.shape[1] != d for x in xs):
+        raise ValueError("every client's samples must have the same dimension.")
+    m = check_int("n_components", n_components, low=1)
+    n_iter = check_int("n_iter", n_iter, low=0)
+    var0 = check_real("variance", variance, low=0, low_open=True)
+    pooled = np.concatenate(xs)
+    if means_init is None:
+        means = _seed_means(pooled, m, as_numpy_rng(rng))
+    else:
+        means = check_array("means_init", means_init, shape=(m, d)).copy()
+    if weights_init is None:
+        weights = np.full((len(xs), m), 1.0 / m)
+    else:
+        weights = _check_pi(weights_init, len(xs), m).numpy().copy()
+    var = np.full(m, var0)
+    trace_m, trace_v, trace_w = [means.copy()], [var.copy()], [weights.copy()]
+    trace_ll = [gmm_log_likelihood(xs, weights, means, var)]
+    qs = []
+    for _ in range(n_iter):
+        s0, s1, s2, qs = np.zeros(m), np.zeros((m, d)), np.zeros(m), []
+        for k, x in enumerate(xs):  # client side: E-step, weights, sufficient statistics
+            q = e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), _gaussian_losses(x, means, var))
+            weights[k] = update_pi(q)
+            s0 += q.sum(1)
+            s1 += q @ x
+            s2 += q @ (x ** 2).sum(1)
+            qs.append(q)
+        live = s0 > 0  # a component nobody is responsible for keeps its parameters
+        means[live] = s1[live] / s0[live, None]
+        if learn_variance:
+            spread = s2[live] - 2 * (means[live] * s1[live]).sum(1) + s0[live] * (means[live] ** 2).sum(1)
+            var[live] = np.maximum(spread / (d * s0[live]), 1e-6)
+        trace_m.append(means.copy()), trace_v.append(var.copy()), trace_w.append(weights.copy())
+        trace_ll.append(gmm_log_likelihood(xs, weights, means, var))
+    if not qs:
+        qs = [e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), _gaussian_losses(x, means, var))
+              for k, x in enumerate(xs)]
+    return GMMTrace(np.stack(trace_m), np.stack(trace_v), np.stack(trace_w), np.asarray(trace_ll), qs)
+
+
+def gmm_em(x, n_components: int, *, n_iter: int = 100, means_init=None, weights_init=None, variance: float = 1.0,
+           learn_variance: bool = False, rng=None) -> GMMTrace:
+    r"""Centralized EM for an isotropic Gaussian mixture (eqs. (3.12)–(3.14) with one client).
+
+    Same as :func:`federated_gmm_em` with all the data at one client; ``weights`` in the trace have
+    shape (n_iter + 1, 1, M). ``weights_init`` is an array (M,).
+    """
+    x = check_array("x", x, ndim=2)
+    w0 = None if weights_init is None else np.asarray(weights_init, dtype=float).reshape(1, -1)
+    return federated_gmm_em([x], n_components, n_iter=n_iter, means_init=means_init, weights_init=w0,
+                            variance=variance, learn_variance=learn_variance, rng=rng)
