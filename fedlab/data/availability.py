@@ -26,6 +26,7 @@ import numpy as np
 
 from .._rng import as_numpy_rng
 from .._validation import check_array, check_choice, check_int, check_real
+from ..markov import check_transition_matrix, stationary_distribution
 
 __all__ = [
     "two_state_matrix",
@@ -118,42 +119,6 @@ def two_state_matrix(pi, lam) -> np.ndarray:
     return np.clip(P, 0.0, 1.0)
 
 
-def _check_stochastic(P) -> np.ndarray:
-    P = check_array("P", P)
-    if P.ndim < 2 or P.shape[-1] != P.shape[-2]:
-        raise ValueError(f"P must be a square matrix (or a stack of them), got shape {P.shape}.")
-    if np.any(P < -1e-12) or not np.allclose(P.sum(-1), 1.0, atol=1e-8):
-        raise ValueError("P must be row-stochastic: non-negative entries and rows summing to 1.")
-    return P
-
-
-def stationary_distribution(P) -> np.ndarray:
-    r"""Stationary law :math:`\rho` with :math:`\rho^\top\mathbf P = \rho^\top`, :math:`\sum_i\rho_i=1` (Assumption 3).
-
-    Solved as the least-squares solution of :math:`[(\mathbf P^\top-\mathbf I); \mathbf 1^\top]\rho = (0, 1)`,
-    exact for irreducible chains.
-
-    Parameters
-    ----------
-    P : array (M, M) or (N, M, M)
-        Row-stochastic transition matrices.
-
-    Returns
-    -------
-    array (M,) or (N, M)
-    """
-    P = _check_stochastic(P)
-    m = P.shape[-1]
-    lhs = np.concatenate([np.swapaxes(P, -1, -2) - np.eye(m), np.ones((*P.shape[:-2], 1, m))], axis=-2)
-    rhs = np.zeros((*P.shape[:-2], m + 1))
-    rhs[..., -1] = 1.0
-    if P.ndim == 2:
-        return np.linalg.lstsq(lhs, rhs, rcond=None)[0]
-    return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a, b in zip(lhs.reshape(-1, m + 1, m),
-                                                                          rhs.reshape(-1, m + 1))]).reshape(
-        *P.shape[:-2], m)
-
-
 def second_eigenvalue_modulus(P) -> np.ndarray | float:
     r"""Second-largest eigenvalue modulus :math:`\bar\lambda_2(\mathbf P) = \max(|\lambda_2|, |\lambda_M|)` (§2.2.3.1).
 
@@ -165,7 +130,7 @@ def second_eigenvalue_modulus(P) -> np.ndarray | float:
     -------
     float or array (N,)
     """
-    P = _check_stochastic(P)
+    P = check_transition_matrix(P)
     mods = np.sort(np.abs(np.linalg.eigvals(P)), axis=-1)
     out = mods[..., -2] if P.shape[-1] > 1 else np.zeros(P.shape[:-2])
     return float(out) if np.ndim(out) == 0 else out
@@ -191,7 +156,7 @@ def product_chain(matrices) -> np.ndarray:
     -------
     array (M, M) with :math:`M=\prod_k m_k`; state index in row-major (first client most significant) order.
     """
-    mats = [_check_stochastic(m) for m in matrices]
+    mats = [check_transition_matrix(m) for m in matrices]
     if not mats:
         raise ValueError("matrices must hold at least one transition matrix.")
     size = int(np.prod([m.shape[0] for m in mats]))

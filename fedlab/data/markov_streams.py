@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 from .._rng import as_numpy_rng
 from .._validation import check_array, check_choice, check_int, check_real
 from ..bounds.markovian import tv_l1
+from ..markov import check_transition_matrix, stationary_distribution
 
 __all__ = [
     "check_transition_matrix",
@@ -52,50 +53,11 @@ FLIP_MAPPINGS = ("inverse", "exact")
 
 # ------------------------------------------------------------------------------ chains
 
-def check_transition_matrix(P, name: str = "P", atol: float = 1e-8) -> np.ndarray:
-    """Return ``P`` as a float array (S, S) or (..., S, S), or raise if it is not row-stochastic.
-
-    Raises
-    ------
-    ValueError
-        When ``P`` is not square, has negative or non-finite entries, or a row does not sum to 1.
-    """
-    arr = check_array(name, P)
-    if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] < 1:
-        raise ValueError(f"{name} must be a square transition matrix (S, S), got shape {arr.shape}.")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must have non-negative entries (a transition matrix), got minimum {arr.min():.4g}.")
-    sums = arr.sum(-1)
-    if np.any(np.abs(sums - 1.0) > atol):
-        bad = np.flatnonzero(np.abs(sums.reshape(-1) - 1.0) > atol)[:5]
-        raise ValueError(f"{name} must be row-stochastic (rows summing to 1); rows {bad.tolist()} sum to "
-                         f"{np.round(sums.reshape(-1)[bad], 6).tolist()}.")
-    return arr
-
-
 def two_state_matrix(flip_prob: float, back_prob: float | None = None) -> np.ndarray:
     """Two-state transition matrix ``[[1-p, p], [q, 1-q]]``; ``q = p`` (symmetric chain) by default."""
     p = check_real("flip_prob", flip_prob, low=0, high=1)
     q = p if back_prob is None else check_real("back_prob", back_prob, low=0, high=1)
     return np.array([[1.0 - p, p], [q, 1.0 - q]])
-
-
-def stationary_distribution(P) -> np.ndarray:
-    r"""Stationary law :math:`\pi = \pi P`, :math:`\sum_x\pi(x) = 1`, by a least-squares linear solve.
-
-    Raises ``ValueError`` if the chain has several stationary laws (the solution is not unique).
-    """
-    P = check_transition_matrix(P)
-    if P.ndim != 2:
-        raise ValueError(f"P must be a single (S, S) matrix, got shape {P.shape}.")
-    s = P.shape[0]
-    a = np.vstack([P.T - np.eye(s), np.ones((1, s))])
-    rhs = np.concatenate([np.zeros(s), [1.0]])
-    pi, _, rank, _ = np.linalg.lstsq(a, rhs, rcond=None)
-    if rank < s:
-        raise ValueError("P has several stationary distributions (it is not irreducible); pass an irreducible chain.")
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
 
 
 def _initial(init, s: int, P: np.ndarray) -> np.ndarray:

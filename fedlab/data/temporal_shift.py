@@ -42,6 +42,7 @@ from scipy.special import xlogy
 from .._rng import as_numpy_rng, numpy_rng
 from .._validation import check_array, check_choice, check_int, check_real
 from ..engine.population import ClientData, FederatedDataset
+from ..markov import stationary_distribution
 from .streams import MEMORY_RULES
 
 __all__ = [
@@ -416,19 +417,6 @@ def lazy_transition(pi, speed: float) -> np.ndarray:
     speed = check_real("speed", speed, low=0, high=1)
     m = pi.shape[-1]
     return (1 - speed) * np.eye(m) + speed * pi[..., None, :] * np.ones((m, 1))
-
-
-def stationary_distribution(P) -> np.ndarray:
-    r"""A stationary distribution :math:`\pi = \pi P` of a row-stochastic matrix (left eigenvector for 1)."""
-    P = _as_dist_matrix("P", P)
-    if P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be square, got shape {P.shape}.")
-    m = P.shape[0]
-    a = np.vstack([P.T - np.eye(m), np.ones((1, m))])
-    b = np.concatenate([np.zeros(m), [1.0]])
-    pi = np.linalg.lstsq(a, b, rcond=None)[0]
-    pi = np.maximum(pi, 0)
-    return pi / pi.sum()
 
 
 def shift_persistence(speed: float, n_steps: int) -> float:
