@@ -9,7 +9,9 @@ from ..engine import FederatedDataset, LocalSGD, run
 from .._validation import check_choice
 from ..models import LinearModel
 
-__all__ = ["digits_federation", "train_on_digits", "rounds_to_reach"]
+__all__ = ["PRIMER_METHODS", "digits_federation", "train_on_digits", "rounds_to_reach"]
+
+PRIMER_METHODS = ("fedavg", "local", "centralized")
 
 
 def digits_federation(n_clients: int, alpha: float, seed: int) -> FederatedDataset:
@@ -23,10 +25,10 @@ def digits_federation(n_clients: int, alpha: float, seed: int) -> FederatedDatas
 def train_on_digits(*, method: str, alpha: float, local_steps: int, participation: float, rounds: int,
                     n_clients: int, lr: float = 0.5, batch_size: int = 16, seed: int = 0) -> dict:
     """Train a softmax regression with ``method`` on the digits federation; return curves and final metrics."""
-    check_choice("method", method, METHODS)
+    check_choice("method", method, PRIMER_METHODS)
     data = digits_federation(n_clients, alpha, seed)
     solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
-    kwargs = {"participation": participation} if method in ("fedavg", "fedprox") else {}
+    kwargs = {"participation": participation} if method == "fedavg" else {}
     _, history = run(METHODS[method](LinearModel(64, 10), solver, **kwargs), data, rounds=rounds, seed=seed,
                      progress=False)
     rounds_axis, acc = history.curve("test_accuracy")
