@@ -10,7 +10,7 @@ from fedlab.bounds.markovian import (TABLE1_ALGORITHMS, lemma_c2, local_sgd_boun
                                      product_mixing_time_bound, product_two_state_mixing_time, product_two_state_tv,
                                      step_conditions_local_sgdm, table1_complexity, tv_l1, tv_series_geometric, tv_sup,
                                      two_state_mixing_time, two_state_tv)
-from fedlab.data.markov_streams import mixing_time, two_state_matrix
+from fedlab.data.markov_streams import mixing_time, flip_matrix
 
 CONST = dict(smooth_L=1.0, delta0=1.0, sigma2=1.0, mixing_time=69, n_clients=10)
 
@@ -28,12 +28,12 @@ def test_tv_conventions():
 
 def test_d1_two_state_tv_and_mixing_times():
     for p in (0.3, 0.01):
-        pt = np.linalg.matrix_power(two_state_matrix(p), 40)
+        pt = np.linalg.matrix_power(flip_matrix(p), 40)
         assert two_state_tv(p, 40) == pytest.approx(tv_l1(pt[0], [0.5, 0.5]), rel=1e-10)
     expected = [1, 2, 7, 14, 69, 693]
     assert list(two_state_mixing_time([0.5, 0.25, 0.1, 0.05, 0.01, 0.001])) == expected
     for p, tau in zip([0.25, 0.1, 0.05, 0.01], expected[1:]):
-        assert mixing_time(two_state_matrix(p)) == tau                      # matrix-power check
+        assert mixing_time(flip_matrix(p)) == tau                      # matrix-power check
     assert two_state_mixing_time(0.01) == pytest.approx(math.log(4) / (2 * 0.01), abs=1)
 
 
@@ -49,7 +49,7 @@ def _product_tv_bruteforce(flips, t):
     """L1 TV of the product chain from state (0,..,0), by Kronecker products of the transition matrices."""
     big = np.ones((1, 1))
     for p in flips:
-        big = np.kron(big, np.linalg.matrix_power(two_state_matrix(p), t))
+        big = np.kron(big, np.linalg.matrix_power(flip_matrix(p), t))
     unif = np.full(big.shape[1], 1.0 / big.shape[1])
     return tv_l1(big[0], unif)
 

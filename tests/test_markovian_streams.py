@@ -6,7 +6,7 @@ from fedlab.bounds.markovian import tv_l1, two_state_mixing_time
 from fedlab.data.markov_streams import (FLIP_MAPPINGS, STARTS, STREAM_MODES, MarkovRegression, check_transition_matrix,
                                         distance_to_stationarity, flip_prob_from_mixing_time, make_markov_regression,
                                         mixing_time, sample_markov_chain, state_marginals, stationary_distribution,
-                                        stream_marginals, two_state_matrix, two_state_streams)
+                                        stream_marginals, flip_matrix, two_state_streams)
 
 
 def _random_chain(s, seed):
@@ -57,8 +57,8 @@ def test_mixing_time_of_reversible_chain_within_relaxation_bounds():
 
 def test_two_state_mixing_time_by_matrix_powers():
     for p in (0.5, 0.25, 0.1, 0.05, 0.01):
-        assert mixing_time(two_state_matrix(p)) == two_state_mixing_time(p)
-    assert np.allclose(stationary_distribution(two_state_matrix(0.1, 0.3)), [0.75, 0.25])
+        assert mixing_time(flip_matrix(p)) == two_state_mixing_time(p)
+    assert np.allclose(stationary_distribution(flip_matrix(0.1, 0.3)), [0.75, 0.25])
 
 
 @pytest.mark.parametrize("bad,match", [

@@ -20,6 +20,13 @@ from fedlab.data.synthetic import (
 )
 from fedlab.data.vision import data_dir, file_hash, load_cifar10, load_emnist, load_mnist, read_cifar_bin, read_idx
 
+from fedlab.data.availability import AvailabilityEstimator, MarkovAvailability, make_population, simulate_availability
+from fedlab.data.drift import DriftingLeastSquares, make_drifting_least_squares
+from fedlab.data.markov_streams import MarkovRegression, make_markov_regression, two_state_streams
+from fedlab.data.mixture import MixtureDataset, make_digits_mixture, make_synthetic_mixture
+from fedlab.data.streams import Memory, StreamDataset, make_case_study, make_stream_dataset
+from fedlab.data.temporal_shift import PredictionOracle, TemporalShiftDataset, make_temporal_shift
+
 __all__ = [
     "DIGITS_N_CLASSES",
     "load_digits_arrays",
@@ -44,4 +51,23 @@ __all__ = [
     "load_mnist",
     "read_cifar_bin",
     "read_idx",
+    "AvailabilityEstimator",
+    "MarkovAvailability",
+    "make_population",
+    "simulate_availability",
+    "DriftingLeastSquares",
+    "make_drifting_least_squares",
+    "MarkovRegression",
+    "make_markov_regression",
+    "two_state_streams",
+    "MixtureDataset",
+    "make_digits_mixture",
+    "make_synthetic_mixture",
+    "Memory",
+    "StreamDataset",
+    "make_case_study",
+    "make_stream_dataset",
+    "PredictionOracle",
+    "TemporalShiftDataset",
+    "make_temporal_shift",
 ]

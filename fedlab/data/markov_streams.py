@@ -30,7 +30,7 @@ from ..markov import check_transition_matrix, stationary_distribution
 
 __all__ = [
     "check_transition_matrix",
-    "two_state_matrix",
+    "flip_matrix",
     "stationary_distribution",
     "state_marginals",
     "distance_to_stationarity",
@@ -53,7 +53,7 @@ FLIP_MAPPINGS = ("inverse", "exact")
 
 # ------------------------------------------------------------------------------ chains
 
-def two_state_matrix(flip_prob: float, back_prob: float | None = None) -> np.ndarray:
+def flip_matrix(flip_prob: float, back_prob: float | None = None) -> np.ndarray:
     """Two-state transition matrix ``[[1-p, p], [q, 1-q]]``; ``q = p`` (symmetric chain) by default."""
     p = check_real("flip_prob", flip_prob, low=0, high=1)
     q = p if back_prob is None else check_real("back_prob", back_prob, low=0, high=1)
