@@ -47,12 +47,15 @@ def find_notebooks(folder: str | os.PathLike = ROOT / "notebooks", only: str | N
 
 
 def _title_and_summary(nb) -> tuple[str, str]:
+    """The first markdown cell's heading, and the first sentence of its first paragraph."""
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "papermill-error-cell-tag" not in cell.metadata.get("tags", []):
-            lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
-            title = lines[0].lstrip("# ").strip() if lines else ""
-            summary = next((ln for ln in lines[1:] if not ln.startswith("#")), "")
-            return title, summary
+            paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", cell.source.strip())]
+            title = paragraphs[0].lstrip("# ").strip() if paragraphs else ""
+            text = next((p for p in paragraphs[1:] if not p.startswith("#")), "")
+            text = re.sub(r"\*+([^*]+)\*+", r"\1", text)                    # drop markdown emphasis
+            sentence = re.match(r"(.+?[.?!])(\s|$)", text)
+            return title, sentence.group(1) if sentence else text
     return "", ""
 
 
