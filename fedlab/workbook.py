@@ -157,6 +157,8 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     paths = find_notebooks(notebooks, only)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
+    if mode == "full":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
+        os.environ.setdefault("FEDLAB_RESULTS", str(ROOT / "results"))
 
     def one(path: Path) -> NotebookResult:
         result = execute_notebook(path, build, mode=mode, timeout=timeout)

@@ -321,3 +321,17 @@ def test_aggregate_rejects_bad_records():
     with pytest.raises(TypeError, match="records"):
         aggregate_seeds([{"config": {}}], "c")
     assert aggregate_seeds(recs[2:], "c") == []  # failed runs are skipped
+
+
+def test_fedlab_results_env_is_the_default_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLAB_RESULTS", str(tmp_path / "shared"))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    marks = str(marks)
+    first = sweep(W.noisy_descent, [{"lr": 0.1, "marker_dir": marks}], [0], executor="sequential", progress=False)
+    assert len(ResultStore(tmp_path / "shared")) == 1
+    again = sweep(W.noisy_descent, [{"lr": 0.1, "marker_dir": marks}], [0], executor="sequential", progress=False)
+    assert first == again and W.executions(marks, "x0-lr0.1-s0") == 1  # the second sweep reused the run
+    monkeypatch.delenv("FEDLAB_RESULTS")
+    sweep(W.noisy_descent, [{"lr": 0.2, "marker_dir": marks}], [0], executor="sequential", progress=False)
+    assert len(ResultStore(tmp_path / "shared")) == 1

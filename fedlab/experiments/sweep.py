@@ -322,8 +322,14 @@ def _check_configs(configs: Any) -> list[dict]:
     return out
 
 
+RESULTS_ENV = "FEDLAB_RESULTS"  # default store of every sweep when set
+
+
 def _as_store(store: Any) -> ResultStore | None:
-    if store is None or isinstance(store, ResultStore):
+    if store is None:
+        shared = os.environ.get(RESULTS_ENV)
+        return ResultStore(shared) if shared else None
+    if isinstance(store, ResultStore):
         return store
     if isinstance(store, (str, os.PathLike)):
         return ResultStore(store)
@@ -350,7 +356,9 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
     seeds : int or iterable of int
         Distinct non-negative seeds; each config runs once per seed.
     store : ResultStore, path or None
-        Where results persist (``None``: nothing is saved, everything runs).
+        Where results persist. ``None``: the folder named by the environment variable
+        ``FEDLAB_RESULTS`` if it is set (the workbook's full mode sets it, so re-running reuses every
+        finished run), else nothing is saved and everything runs.
     executor : {"processes", "sequential"}, dask.distributed.Client or str
         ``"processes"``: local spawned processes (one torch/BLAS thread each); ``"sequential"``: in
         this process; a ``Client`` or a scheduler address ``"tcp://host:port"``: Dask distributed
