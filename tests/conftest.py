@@ -3,7 +3,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-import numpy as np
 import pytest
 
 from fedlab.engine import ClientData, FederatedDataset

@@ -335,3 +335,14 @@ def test_fedlab_results_env_is_the_default_store(tmp_path, monkeypatch):
     monkeypatch.delenv("FEDLAB_RESULTS")
     sweep(W.noisy_descent, [{"lr": 0.2, "marker_dir": marks}], [0], executor="sequential", progress=False)
     assert len(ResultStore(tmp_path / "shared")) == 1
+
+
+def test_group_by_config_keeps_order_and_skips_failures():
+    from fedlab.experiments import group_by_config
+
+    recs = [{"config": {"a": 1}, "seed": 0, "result": 1}, {"config": {"a": 2}, "seed": 0, "result": 2},
+            {"config": {"a": 1}, "seed": 1, "result": 3}, {"config": {"a": 2}, "seed": 1, "result": None, "error": "x"}]
+    groups = group_by_config(recs)
+    assert [[r["result"] for r in g] for g in groups] == [[1, 3], [2]]
+    with pytest.raises(TypeError, match="records\\[0\\]"):
+        group_by_config([{"config": {}}])

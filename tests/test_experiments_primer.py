@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from fedlab.experiments.primer import digits_federation, rounds_to_reach, train_on_digits

@@ -1,7 +1,6 @@
 """Every notebook runs in its default mode (the parameters as stored: MODE="smoke", INTERACTIVE=True)."""
 import json
 import time
-from pathlib import Path
 
 import nbformat
 import papermill

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedlab.algorithms import FedAvg, Local
+from fedlab.algorithms import FedAvg
 from fedlab.algorithms.personalized import (APFL, PROTOCOL, ClusteredFL, ClusterState, Ditto, FedAvgPlus, FedRep,
                                             FineTuneState, PersonalState, PFedMe, finetune, history_scores,
                                             protocol_scores)

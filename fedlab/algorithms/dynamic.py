@@ -221,7 +221,7 @@ def dynamic_fedavg(problem: DriftingLeastSquares, *, lr, n_iters: int, n_active:
     lr_u, inv = np.unique(lr, return_inverse=True)                              # distinct step sizes
     n_u = lr_u.size
     rng = numpy_rng(seed, STREAM_SAMPLING)
-    e_max, b_max = int(e_k.max()), int(b_k.max())
+    e_max = int(e_k.max())
     eye = np.eye(d)
     done = 0
     while done < t_total:

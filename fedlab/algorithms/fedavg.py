@@ -9,7 +9,6 @@ and ``evaluate``.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from .._validation import check_choice, check_real
 from ..engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average

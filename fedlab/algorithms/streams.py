@@ -30,7 +30,7 @@ Fresh (:math:`p_{hist}=0`), Historical (:math:`p_{hist}=1`), Uniform (:math:`p =
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import torch

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch import Tensor
 
 from .._validation import check_array, check_int
 from ..models import Params

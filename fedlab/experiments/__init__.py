@@ -6,7 +6,7 @@ Examples
 >>> records = sweep(train, grid(lr=[0.1, 0.01]), seeds=[0, 1, 2], store="results/ch2")  # doctest: +SKIP
 >>> aggregate_seeds(records, "accuracy")                          # doctest: +SKIP
 """
-from .aggregate import aggregate_seeds, to_table
+from .aggregate import aggregate_seeds, group_by_config, to_table
 from .store import ResultStore, config_key, function_name, to_jsonable
 from .sweep import EXECUTORS, SweepError, grid, sweep
 
@@ -20,5 +20,6 @@ __all__ = [
     "SweepError",
     "EXECUTORS",
     "aggregate_seeds",
+    "group_by_config",
     "to_table",
 ]

@@ -47,6 +47,23 @@ def _shape(value: Any) -> Any:
         return "ragged"
 
 
+def group_by_config(records: Iterable[Mapping]) -> list[list[Mapping]]:
+    """Records grouped by config (and function), seeds together, in first-appearance order.
+
+    Records carrying an ``"error"`` (failed runs) are skipped; a record without ``"config"``, ``"seed"``
+    and ``"result"`` raises a ``TypeError``.
+    """
+    groups: dict[str, list] = {}
+    for i, record in enumerate(records):
+        if not isinstance(record, Mapping) or any(k not in record for k in ("config", "seed", "result")):
+            raise TypeError(f"records[{i}] must be a dict with 'config', 'seed' and 'result', got {record!r:.80}.")
+        if "error" in record:
+            continue
+        key = json.dumps({"fn": record.get("fn"), "config": record["config"]}, sort_keys=True, default=str)
+        groups.setdefault(key, []).append(record)
+    return list(groups.values())
+
+
 def aggregate_seeds(records: Iterable[Mapping], metric: Metric = None, *, ddof: int = 0) -> list[dict]:
     """Group records by config (ignoring the seed) and average a metric across seeds.
 
@@ -69,21 +86,16 @@ def aggregate_seeds(records: Iterable[Mapping], metric: Metric = None, *, ddof: 
     """
     ddof = check_int("ddof", ddof, low=0)
     name = _metric_name(metric)
-    groups: dict[str, dict] = {}
-    for i, record in enumerate(records):
-        if not isinstance(record, Mapping) or any(k not in record for k in ("config", "seed", "result")):
-            raise TypeError(f"records[{i}] must be a dict with 'config', 'seed' and 'result', got {record!r:.80}.")
-        if "error" in record:
-            continue
-        gkey = json.dumps({"fn": record.get("fn"), "config": record["config"]}, sort_keys=True, default=str)
-        group = groups.setdefault(gkey, {"config": record["config"], "seeds": [], "values": []})
-        if record["seed"] in group["seeds"]:
-            raise ValueError(f"records hold seed {record['seed']} twice for config {record['config']!r}.")
-        group["seeds"].append(record["seed"])
-        group["values"].append(_extract(record["result"], metric, record["config"]))
+    groups = []
+    for recs in group_by_config(records):
+        seeds = [r["seed"] for r in recs]
+        if len(set(seeds)) < len(seeds):
+            raise ValueError(f"records hold a seed twice for config {recs[0]['config']!r}: {seeds}.")
+        groups.append({"config": recs[0]["config"], "seeds": seeds,
+                       "values": [_extract(r["result"], metric, r["config"]) for r in recs]})
 
     out = []
-    for group in groups.values():
+    for group in groups:
         try:
             values = np.asarray(group["values"], dtype=float)
         except (TypeError, ValueError) as err:

@@ -12,7 +12,6 @@ r"""Experiments of the SFedPO chapter (spec ``dynamic.md`` §B.8-B.9).
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Mapping, Sequence
 
@@ -27,6 +26,7 @@ from ..data.temporal_shift import (ORACLES, PredictionOracle, TemporalShiftDatas
                                    make_state_distributions, make_state_space, make_temporal_shift, oracle_error,
                                    perturb_oracle, round_state_distribution, shift_persistence)
 from ..engine import LocalSGD, run
+from .aggregate import group_by_config
 from ..models import LinearModel
 
 __all__ = [
@@ -345,13 +345,8 @@ def summarize(records: Sequence[Mapping], *, baseline: str = "fedavg_buffer", di
     ``diff_curves`` (the same for the paired differences to the baseline; empty without it), ``baseline`` and
     ``rounds``.
     """
-    groups: dict[str, list] = {}
-    for r in records:
-        if "error" in r:
-            continue
-        groups.setdefault(json.dumps(r["config"], sort_keys=True, default=str), []).append(r)
     rows = []
-    for recs in groups.values():
+    for recs in group_by_config(records):
         res = [r["result"] for r in recs]
         methods = res[0]["methods"]
         row = {**recs[0]["config"], "n_seeds": len(res), "seeds": [r["seed"] for r in recs], "methods": methods,

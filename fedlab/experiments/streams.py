@@ -14,7 +14,6 @@ rows. :data:`PAPER_ACCURACY` holds the published Tables 4.3-4.5.
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Mapping, Sequence
 
@@ -27,6 +26,7 @@ from ..algorithms.streams import StreamingFedAvg, strategy_weights
 from ..bounds.streams import estimate_constants, estimate_ratio, optimal_p_hist, p_hist_weights
 from ..data.streams import StreamDataset, StreamSynthetic, make_case_study, make_stream_synthetic
 from ..engine import LocalSGD, run
+from .aggregate import group_by_config
 from ..models import LinearModel, Params
 
 __all__ = [
@@ -194,15 +194,8 @@ def summarize(records: Sequence[Mapping], *, digits: int = 3) -> list[dict]:
         (``grid``, ``grid_mean``, ``grid_std``), ``argmin_or_max`` per seed and the paired differences
         ``hist_minus_unif``, ``fresh_minus_unif``, ``ours_minus_best``, ``ours_minus_unif`` (mean, std, per seed).
     """
-    import json
-
-    groups: dict[str, list] = {}
-    for r in records:
-        if "error" in r:
-            continue
-        groups.setdefault(json.dumps(r["config"], sort_keys=True, default=str), []).append(r)
     rows = []
-    for recs in groups.values():
+    for recs in group_by_config(records):
         res = [r["result"] for r in recs]
         row = {**recs[0]["config"], "n_seeds": len(res), "seeds": [r["seed"] for r in recs]}
         row["metric"] = res[0]["metric"]
