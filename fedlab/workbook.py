@@ -166,6 +166,7 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
              + (f"  {result.error}" if result.error else ""))
         return result
 
+    echo(f"Running {len(paths)} notebook(s) in {mode} mode, {jobs} at a time, into {build}/ ...")
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, paths))
     index = build_report(results, build, mode)
