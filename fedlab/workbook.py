@@ -152,9 +152,10 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     check_choice("mode", mode, ("smoke", "full"))
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
-    build = Path(build)
+    # absolute paths: papermill changes the working directory while a notebook runs, and notebooks run in threads
+    build = Path(build).resolve()
     build.mkdir(parents=True, exist_ok=True)
-    paths = find_notebooks(notebooks, only)
+    paths = [p.resolve() for p in find_notebooks(notebooks, only)]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
     if mode == "full":  # every sweep stores its runs here, so an interrupted or repeated full run resumes

@@ -53,6 +53,18 @@ def test_run_workbook_reports_success_and_the_failing_cell(tmp_path):
     assert any("Summary" in line for line in lines)
 
 
+def test_relative_build_folder_with_parallel_notebooks(tmp_path, monkeypatch):
+    """papermill changes the working directory while a notebook runs: a relative build folder must still work."""
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    for i in range(4):
+        _write(nbs, f"0{i}_nb", "import time\ntime.sleep(0.5)\nANSWER = 1")
+    monkeypatch.chdir(tmp_path)
+    results = run_workbook(notebooks="nbs", build="build", jobs=4, timeout=120, echo=lambda *a: None)
+    assert [r.status for r in results] == ["ok"] * 4
+    assert (tmp_path / "build" / "index.html").exists()
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="mode"):
         run_workbook(mode="paper", notebooks=tmp_path, build=tmp_path / "b")
