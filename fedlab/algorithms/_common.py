@@ -9,7 +9,7 @@ import torch
 
 from .._rng import numpy_rng, torch_generator
 from .._validation import check_probability_vector, check_real
-from ..engine import ClientData, evaluate, broadcast
+from ..engine import ClientData, LocalSGD, broadcast, evaluate
 from ..models import Model, Params
 
 # Random streams: which draw a key belongs to, so that no two uses of (seed, round) collide.
@@ -32,6 +32,13 @@ class ClientsState:
 
     params: Params
     round: int = 0
+
+
+def check_solver(solver) -> LocalSGD:
+    """Return ``solver`` if it is a :class:`LocalSGD`, else raise a ``TypeError`` naming it."""
+    if not isinstance(solver, LocalSGD):
+        raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+    return solver
 
 
 def initial_params(model: Model, seed: int) -> Params:

@@ -35,7 +35,7 @@ from .._validation import check_array, check_choice, check_int, check_real
 from ..data.availability import AvailabilityEstimator, trace_participation
 from ..engine import FederatedDataset, LocalSGD, broadcast, local_sgd
 from ..models import Model, Params
-from ._common import STREAM_LOCAL, client_weights, evaluate_global, initial_params, sample_participants
+from ._common import STREAM_LOCAL, check_solver, client_weights, evaluate_global, initial_params, sample_participants
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
            "F3AST"]
@@ -82,8 +82,7 @@ class AvailabilityAlgorithm:
     def __init__(self, model: Model, solver: LocalSGD, *, participation, pi=None, lam=None, alpha="size",
                  server_lr: float = 1.0, estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0),
                  backend: str = "batched") -> None:
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         self.model, self.solver = model, solver
         if isinstance(participation, np.ndarray):
             participation = trace_participation(participation)

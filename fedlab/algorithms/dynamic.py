@@ -35,7 +35,7 @@ from .._validation import check_array, check_choice, check_int, check_real
 from ..data.drift import DriftingLeastSquares
 from ..engine import DivergenceError, FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
 from ..models import Model
-from ._common import STREAM_LOCAL, STREAM_SAMPLING, ServerState, evaluate_global, initial_params
+from ._common import STREAM_LOCAL, STREAM_SAMPLING, ServerState, check_solver, evaluate_global, initial_params
 
 __all__ = [
     "DynamicRun",
@@ -354,8 +354,7 @@ class DynamicFedAvg:
 
     def __init__(self, model: Model, solver: LocalSGD, *, n_active: int | None = None, participation: float = 1.0,
                  local_steps=None, batch_size=None, normalize: bool = True, backend: str = "auto") -> None:
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         self.model, self.solver = model, solver
         if n_active is not None and (isinstance(n_active, bool) or not isinstance(n_active, (int, np.integer))
                                      or n_active < 1):

@@ -13,8 +13,17 @@ import numpy as np
 from .._validation import check_choice, check_real
 from ..engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
 from ..models import Model
-from ._common import (STREAM_LOCAL, Participation, ServerState, check_participation, client_weights,
-                      evaluate_global, initial_params, sample_participants)
+from ._common import (
+    STREAM_LOCAL,
+    Participation,
+    ServerState,
+    check_participation,
+    check_solver,
+    client_weights,
+    evaluate_global,
+    initial_params,
+    sample_participants,
+)
 
 __all__ = ["FedAvg", "FedProx"]
 
@@ -36,8 +45,7 @@ class FedAvg:
 
     def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0,
                  weights="size", backend: str = "auto") -> None:
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         self.model, self.solver = model, solver
         self.participation = check_participation(participation)
         self.weights = weights

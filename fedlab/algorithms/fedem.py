@@ -33,11 +33,29 @@ from torch import Tensor
 
 from .._rng import as_numpy_rng, numpy_rng, torch_generator
 from .._validation import check_array, check_choice, check_int, check_real
-from ..engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
-                      metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
+from ..engine import (
+    ClientData,
+    FederatedDataset,
+    LocalSGD,
+    check_mixing_matrix,
+    gossip,
+    local_sgd,
+    metrics_from_outputs,
+    metrics_from_proba,
+    model_outputs,
+    weighted_average,
+)
 from ..models import Model, Params
-from ._common import (STREAM_INIT, STREAM_LOCAL, STREAM_SAMPLING, Participation, check_participation,
-                      client_weights, sample_participants)
+from ._common import (
+    STREAM_INIT,
+    STREAM_LOCAL,
+    STREAM_SAMPLING,
+    Participation,
+    check_participation,
+    check_solver,
+    client_weights,
+    sample_participants,
+)
 
 __all__ = [
     "e_step",
@@ -396,8 +414,7 @@ class FedEM:
 
     def __init__(self, model: Model, solver: LocalSGD, *, n_components: int = 3, participation: Participation = 1.0,
                  weights="size", aggregation: str = "participants", pi_init="uniform", backend: str = "auto") -> None:
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         if not isinstance(model, Model):
             raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
         self.model, self.solver = model, solver

@@ -50,6 +50,7 @@ from .._validation import check_array, check_choice, check_int, check_real
 from ..engine import FederatedDataset, History, LocalSGD, local_sgd, metrics_from_proba
 from ..engine.local import DivergenceError
 from ..models import Model, Params, init_stacked
+from ._common import check_solver
 
 __all__ = [
     "LOG_FLOOR",
@@ -887,8 +888,7 @@ class FEMOMD:
             raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
         if not model.is_classifier:
             raise ValueError(f"FEMOMD needs a classifier (loss='cross_entropy'), got loss={model.loss_name!r}.")
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         self.model, self.solver = model, solver
         self.n_components = check_int("n_components", n_components, low=1)
         self.lr = check_real("lr", lr, low=0, low_open=True)

@@ -24,11 +24,29 @@ import numpy as np
 import torch
 
 from .._validation import check_choice, check_int, check_real
-from ..engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, evaluate, local_sgd,
-                      weighted_average)
+from ..engine import (
+    REDUCTIONS,
+    ClientData,
+    FederatedDataset,
+    History,
+    LocalSGD,
+    broadcast,
+    evaluate,
+    local_sgd,
+    weighted_average,
+)
 from ..models import Model, Params
-from ._common import (STREAM_LOCAL, STREAM_PERSONAL, Participation, check_participation,
-                      client_weights, evaluate_global, initial_params, sample_participants)
+from ._common import (
+    STREAM_LOCAL,
+    STREAM_PERSONAL,
+    Participation,
+    check_participation,
+    check_solver,
+    client_weights,
+    evaluate_global,
+    initial_params,
+    sample_participants,
+)
 from .fedavg import FedAvg
 
 __all__ = [
@@ -328,8 +346,7 @@ class _GlobalPersonal:
 
     def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0, weights="size",
                  backend: str = "auto") -> None:
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         self.model, self.solver = model, solver
         self.participation = check_participation(participation)
         self.weights = weights

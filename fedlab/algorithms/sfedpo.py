@@ -49,7 +49,7 @@ from ..bounds.sfedpo import heterogeneity_score, sfedpo_gamma
 from ..data.temporal_shift import BUFFER_RULES, BufferBank, PredictionOracle, TemporalShiftDataset
 from ..engine import LocalSGD, broadcast, evaluate, local_sgd, metrics_from_outputs, model_outputs, weighted_average
 from ..models import Model, Params
-from ._common import STREAM_LOCAL, STREAM_SAMPLING, initial_params
+from ._common import STREAM_LOCAL, STREAM_SAMPLING, check_solver, initial_params
 
 _STREAM_EVICT = 11  # randomness of the buffers' update rules, keyed (seed, round, _STREAM_EVICT, step)
 
@@ -505,8 +505,7 @@ class SFedPO:
                  server: str = "avg", server_lr: float = 1.0, backend: str = "auto") -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         if solver.momentum:
             raise ValueError("SFedPO does not support momentum (the buffer changes at every time step); "
                              f"got momentum={solver.momentum}.")
@@ -641,8 +640,7 @@ def make_method(name: str, model: Model, solver: LocalSGD, **overrides) -> SFedP
     ``prox_mu`` is a solver option: it replaces ``solver.prox_mu`` (FedProx).
     """
     name = check_choice("name", name, METHOD_CONFIGS)
-    if not isinstance(solver, LocalSGD):
-        raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+    check_solver(solver)
     options = {**METHOD_CONFIGS[name], **overrides}
     mu = options.pop("prox_mu", None)
     if mu is not None:

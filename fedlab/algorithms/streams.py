@@ -40,7 +40,7 @@ from ..bounds.streams import optimal_weights, p_hist_weights
 from ..data.streams import MemorySchedule, StreamDataset
 from ..engine import LocalSGD, broadcast, evaluate, local_sgd, weighted_average
 from ..models import Model, Params
-from ._common import STREAM_LOCAL, initial_params
+from ._common import STREAM_LOCAL, check_solver, initial_params
 
 __all__ = [
     "StreamState",
@@ -273,8 +273,7 @@ class StreamingFedAvg:
                  radius: float | None = None, backend: str = "auto") -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
-        if not isinstance(solver, LocalSGD):
-            raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+        check_solver(solver)
         if weights is not None and sample_weights is not None:
             raise ValueError("give either weights (client importances) or sample_weights (a lambda schedule), "
                              "not both.")
