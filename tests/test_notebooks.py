@@ -1,12 +1,11 @@
 """Every notebook runs in its default mode (the parameters as stored: MODE="smoke", INTERACTIVE=True)."""
 import json
-import time
 
 import nbformat
-import papermill
 import pytest
 
 from fedlab.workbook import SUMMARY_MARK, find_notebooks, headline_numbers
+from notebook_runner import execute_isolated
 
 NOTEBOOKS = find_notebooks()
 
@@ -31,10 +30,30 @@ def test_notebook_is_stored_clean_and_follows_the_skeleton(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_default_mode(path, tmp_path):
     out = tmp_path / path.name
-    start = time.perf_counter()
-    papermill.execute_notebook(str(path), str(out), kernel_name="python3", cwd=str(path.parent),
-                               progress_bar=False, execution_timeout=600)
-    elapsed = time.perf_counter() - start
+    elapsed = execute_isolated(path, out)
     numbers = headline_numbers(nbformat.read(out, as_version=4))
     assert numbers, "the summary cell printed no 'name: value' lines"
     print(f"{path.stem}: {elapsed:.1f} s, {numbers}")
+
+
+def _probe_notebook(folder):
+    """A small notebook whose cells compute, sleep and print: the message pattern of the real ones."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("N = 200_000", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import time\nimport numpy as np\nx = np.random.default_rng(0).normal(size=N)"),
+                nbformat.v4.new_code_cell("time.sleep(0.3)\nprint(float(np.sort(x)[N // 2]))"),
+                nbformat.v4.new_code_cell("for i in range(3):\n    time.sleep(0.1)\n    print(i, flush=True)")]
+    path = folder / "probe.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_isolated_runs_do_not_stall(tmp_path):
+    """Eight back-to-back runs, each must end in well under its 20 s budget (a stall waits for the timeout)."""
+    path = _probe_notebook(tmp_path)
+    times = [execute_isolated(path, tmp_path / f"out{i}.ipynb", parameters={"N": 1000 * (i + 1)},
+                              cell_timeout=20, timeout=20) for i in range(8)]
+    assert max(times) < 20
+    out = nbformat.read(tmp_path / "out7.ipynb", as_version=4)
+    assert "".join(o["text"] for o in out.cells[-1].outputs) == "0\n1\n2\n"
