@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="list the notebooks in reading order")
     args = parser.parse_args(argv)
 
-    from .workbook import find_notebooks, run_workbook
+    from fedlab.workbook import find_notebooks, run_workbook
 
     if args.command == "list":
         for path in find_notebooks():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array
+from fedlab._validation import check_array
 
 __all__ = ["check_transition_matrix", "stationary_distribution"]
 

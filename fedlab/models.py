@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._validation import check_choice, check_int
+from fedlab._validation import check_choice, check_int
 
 Params = dict[str, Tensor]
 

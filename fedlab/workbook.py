@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._validation import check_choice, check_int
+from fedlab._validation import check_choice, check_int
 
 __all__ = ["NotebookResult", "find_notebooks", "execute_notebook", "headline_numbers", "build_report", "run_workbook"]
 

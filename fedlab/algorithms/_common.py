@@ -7,10 +7,10 @@ from typing import Callable, Union
 import numpy as np
 import torch
 
-from .._rng import numpy_rng, torch_generator
-from .._validation import check_probability_vector, check_real
-from ..engine import ClientData, LocalSGD, broadcast, evaluate
-from ..models import Model, Params
+from fedlab._rng import numpy_rng, torch_generator
+from fedlab._validation import check_probability_vector, check_real
+from fedlab.engine import ClientData, LocalSGD, broadcast, evaluate
+from fedlab.models import Model, Params
 
 # Random streams: which draw a key belongs to, so that no two uses of (seed, round) collide.
 STREAM_LOCAL, STREAM_SAMPLING, STREAM_INIT, STREAM_PERSONAL = 0, 1, 2, 3

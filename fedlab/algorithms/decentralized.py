@@ -5,10 +5,11 @@ from typing import Callable, Union
 
 import numpy as np
 
-from .._rng import numpy_rng
-from ..engine import FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip, local_sgd
-from ..models import Model
-from ._common import STREAM_LOCAL, STREAM_SAMPLING, ClientsState, initial_params
+from fedlab._rng import numpy_rng
+from fedlab.engine import (FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip,
+                           local_sgd)
+from fedlab.models import Model
+from fedlab.algorithms._common import STREAM_LOCAL, STREAM_SAMPLING, ClientsState, initial_params
 
 __all__ = ["DecentralizedSGD"]
 

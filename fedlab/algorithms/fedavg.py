@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_real
-from ..engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
-from ..models import Model
-from ._common import (
-    STREAM_LOCAL,
-    Participation,
-    ServerState,
-    check_participation,
-    check_solver,
-    client_weights,
-    evaluate_global,
-    initial_params,
-    sample_participants,
-)
+from fedlab._validation import check_choice, check_real
+from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
+from fedlab.models import Model
+from fedlab.algorithms._common import (STREAM_LOCAL, Participation, ServerState, check_participation,
+                                       check_solver, client_weights, evaluate_global, initial_params,
+                                       sample_participants)
 
 __all__ = ["FedAvg", "FedProx"]
 

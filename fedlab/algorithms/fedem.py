@@ -31,31 +31,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._rng import as_numpy_rng, numpy_rng, torch_generator
-from .._validation import check_array, check_choice, check_int, check_real
-from ..engine import (
-    ClientData,
-    FederatedDataset,
-    LocalSGD,
-    check_mixing_matrix,
-    gossip,
-    local_sgd,
-    metrics_from_outputs,
-    metrics_from_proba,
-    model_outputs,
-    weighted_average,
-)
-from ..models import Model, Params
-from ._common import (
-    STREAM_INIT,
-    STREAM_LOCAL,
-    STREAM_SAMPLING,
-    Participation,
-    check_participation,
-    check_solver,
-    client_weights,
-    sample_participants,
-)
+from fedlab._rng import as_numpy_rng, numpy_rng, torch_generator
+from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
+                           metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
+from fedlab.models import Model, Params
+from fedlab.algorithms._common import (STREAM_INIT, STREAM_LOCAL, STREAM_SAMPLING, Participation,
+                                       check_participation, check_solver, client_weights, sample_participants)
 
 __all__ = [
     "e_step",
@@ -521,7 +503,7 @@ class DFedEM(FedEM):
         As in :class:`FedEM`.
     mixing_matrix : array (K, K) or callable ``(round, rng) -> W``
         Doubly stochastic (checked), e.g. FMMC or Metropolis weights of a connected graph
-        (``fedlab.topology.consensus``), or :math:`11^\top/K` (then D-FedEM = FedEM with uniform weights).
+        (``fedlab.mixing``), or :math:`11^\top/K` (then D-FedEM = FedEM with uniform weights).
     weight_by_size : bool
         Scale client :math:`t`'s steps by :math:`T n_t / n` (the thesis' :math:`n_t/n` factor of Alg. 8,
         times T to keep the average step size; implemented by scaling the sample weights, which is
@@ -622,7 +604,7 @@ class GMMTrace(NamedTuple):
     responsibilities: list
 
 
-def _gaussian_losses(x: np.ndarray, means: np.ndarray, var: np.ndarray) -> np.ndarray:
+def gaussian_losses(x: np.ndarray, means: np.ndarray, var: np.ndarray) -> np.ndarray:
     r"""``-log N(x; μ_m, σ_m² I)``, shape (M, n)."""
     d = x.shape[1]
     sq = ((x[None, :, :] - means[:, None, :]) ** 2).sum(-1)
@@ -645,7 +627,7 @@ def gmm_log_likelihood(xs: Sequence[np.ndarray], weights: np.ndarray, means: np.
     weights = check_array("weights", weights, shape=(len(xs), means.shape[0]), nonnegative=True)
     total, count = 0.0, 0
     for x, w in zip(xs, weights):
-        losses = _gaussian_losses(np.asarray(x, dtype=float), means, var)
+        losses = gaussian_losses(np.asarray(x, dtype=float), means, var)
         ll = torch.logsumexp(torch.as_tensor(np.log(np.maximum(w, _LOG_FLOOR))[:, None] - losses), dim=0)
         total += float(ll.sum())
         count += len(x)
@@ -730,7 +712,7 @@ def federated_gmm_em(xs: Sequence, n_components: int, *, n_iter: int = 100, mean
     for _ in range(n_iter):
         s0, s1, s2, qs = np.zeros(m), np.zeros((m, d)), np.zeros(m), []
         for k, x in enumerate(xs):  # client side: E-step, weights, sufficient statistics
-            q = e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), _gaussian_losses(x, means, var))
+            q = e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), gaussian_losses(x, means, var))
             weights[k] = update_pi(q)
             s0 += q.sum(1)
             s1 += q @ x
@@ -744,7 +726,7 @@ def federated_gmm_em(xs: Sequence, n_components: int, *, n_iter: int = 100, mean
         trace_m.append(means.copy()), trace_v.append(var.copy()), trace_w.append(weights.copy())
         trace_ll.append(gmm_log_likelihood(xs, weights, means, var))
     if not qs:
-        qs = [e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), _gaussian_losses(x, means, var))
+        qs = [e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), gaussian_losses(x, means, var))
               for k, x in enumerate(xs)]
     return GMMTrace(np.stack(trace_m), np.stack(trace_v), np.stack(trace_w), np.asarray(trace_ll), qs)
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
-from ..models import Model
-from ._common import STREAM_LOCAL, ClientsState, ServerState, evaluate_global, initial_params
+from fedlab.engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
+from fedlab.models import Model
+from fedlab.algorithms._common import STREAM_LOCAL, ClientsState, ServerState, evaluate_global, initial_params
 
 __all__ = ["Local", "Centralized"]
 

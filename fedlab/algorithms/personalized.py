@@ -23,31 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validation import check_choice, check_int, check_real
-from ..engine import (
-    REDUCTIONS,
-    ClientData,
-    FederatedDataset,
-    History,
-    LocalSGD,
-    broadcast,
-    evaluate,
-    local_sgd,
-    weighted_average,
-)
-from ..models import Model, Params
-from ._common import (
-    STREAM_LOCAL,
-    STREAM_PERSONAL,
-    Participation,
-    check_participation,
-    check_solver,
-    client_weights,
-    evaluate_global,
-    initial_params,
-    sample_participants,
-)
-from .fedavg import FedAvg
+from fedlab._validation import check_choice, check_int, check_real
+from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, evaluate,
+                           local_sgd, weighted_average)
+from fedlab.models import Model, Params
+from fedlab.algorithms._common import (STREAM_LOCAL, STREAM_PERSONAL, Participation, check_participation,
+                                       check_solver, client_weights, evaluate_global, initial_params,
+                                       sample_participants)
+from fedlab.algorithms.fedavg import FedAvg
 
 __all__ = [
     "PROTOCOL",
@@ -182,7 +165,7 @@ class FedAvgPlus(FedAvg):
         return FineTuneState(state.params, 0, seed)
 
     def round(self, state: FineTuneState, data: FederatedDataset, seed: int) -> tuple[FineTuneState, dict]:
-        from ._common import ServerState
+        from fedlab.algorithms._common import ServerState
 
         new, info = super().round(ServerState(state.params, state.round), data, seed)
         return FineTuneState(new.params, new.round, seed), info

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validation import check_array, check_int
-from ..models import Params
+from fedlab._validation import check_array, check_int
+from fedlab.models import Params
 
 __all__ = ["weighted_average", "broadcast", "gossip", "check_mixing_matrix"]
 

@@ -5,8 +5,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..models import Model, Params
-from .population import ClientData
+from fedlab.models import Model, Params
+from fedlab.engine.population import ClientData
 
 __all__ = ["model_outputs", "metrics_from_outputs", "metrics_from_proba", "evaluate"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_choice
+from fedlab._validation import check_choice
 
 __all__ = ["History", "REDUCTIONS"]
 

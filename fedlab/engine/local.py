@@ -21,10 +21,10 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .._rng import torch_generator
-from .._validation import check_choice, check_int, check_real
-from ..models import Model, Params
-from .population import ClientData
+from fedlab._rng import torch_generator
+from fedlab._validation import check_choice, check_int, check_real
+from fedlab.models import Model, Params
+from fedlab.engine.population import ClientData
 
 __all__ = ["LocalSGD", "DivergenceError", "draw_batches", "local_sgd", "BACKENDS"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._validation import check_int, check_real
+from fedlab._validation import check_int, check_real
 
 __all__ = ["ClientData", "FederatedDataset"]
 

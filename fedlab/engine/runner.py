@@ -6,10 +6,10 @@ from typing import Any, Callable, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._validation import check_int
-from .history import History
-from .local import DivergenceError
-from .population import FederatedDataset
+from fedlab._validation import check_int
+from fedlab.engine.history import History
+from fedlab.engine.local import DivergenceError
+from fedlab.engine.population import FederatedDataset
 
 __all__ = ["Algorithm", "run"]
 

@@ -6,9 +6,9 @@ Examples
 >>> records = sweep(train, grid(lr=[0.1, 0.01]), seeds=[0, 1, 2], store="results/ch2")  # doctest: +SKIP
 >>> aggregate_seeds(records, "accuracy")                          # doctest: +SKIP
 """
-from .aggregate import aggregate_seeds, group_by_config, to_table
-from .store import ResultStore, config_key, function_name, to_jsonable
-from .sweep import EXECUTORS, SweepError, grid, sweep
+from fedlab.experiments.aggregate import aggregate_seeds, group_by_config, to_table
+from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
+from fedlab.experiments.sweep import EXECUTORS, SweepError, grid, sweep
 
 __all__ = [
     "ResultStore",

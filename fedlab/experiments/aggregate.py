@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from fedlab._validation import check_int
 
 __all__ = ["aggregate_seeds", "to_table"]
 

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._validation import check_choice, check_int
-from .store import ResultStore, config_key, function_name, to_jsonable
+from fedlab._validation import check_choice, check_int
+from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
 
 __all__ = ["grid", "sweep", "SweepError", "EXECUTORS"]
 

@@ -1,28 +1,32 @@
-"""Throughput-optimal topology design for cross-silo FL (thesis section 2.1).
+"""Notebook 01 (``notebooks/01_topology.ipynb``): throughput-optimal topology design for cross-silo FL (thesis §2.1).
 
 Networks and connectivity graphs, the delay model (eq. 2.3), cycle time as maximum cycle mean
-(eq. 2.5, Karp), overlays (STAR, MST, delta-MBST, RING, MATCHA(+)), consensus matrices and the
-time simulator (Algorithm 5).
+(eq. 2.5, Karp), overlays (STAR, MST, delta-MBST, RING, MATCHA(+)) and the time simulator (Algorithm 5).
+The consensus matrices are core (:mod:`fedlab.mixing`) and re-exported here.
+
+Entry points
+------------
+- ``load_network`` / ``make_connectivity``: the five networks of §2.1.4.2 and their connectivity graphs;
+- ``design_overlay`` and ``cycle_time``: an overlay and its cycle time (eq. 2.5);
+- ``compare_overlays``: every overlay on a network (Tables 2.5, 2.6, C.1, C.2);
+- ``simulate_wall_clock``: the timeline of Algorithm 5.
 """
-from fedlab.topology.consensus import (exact_average, fmmc_weights, local_degree_weights,
-                                       metropolis_weights, second_largest_eigenvalue_modulus, slem)
-from fedlab.topology.delays import (PRESETS, DelayParams, connectivity_delays, cycle_time,
-                                    degree_one_delays, overlay_delays, overlay_from_edges,
-                                    preset_params, throughput)
-from fedlab.topology.experiment import ALL_OVERLAYS, compare_overlays, matcha_schedules, ranking
+from fedlab.mixing import (exact_average, fmmc_weights, local_degree_weights, metropolis_weights,
+                           second_largest_eigenvalue_modulus, slem)
+from fedlab.topology.delays import (PRESETS, DelayParams, connectivity_delays, cycle_time, degree_one_delays,
+                                    overlay_delays, overlay_from_edges, preset_params, throughput)
+from fedlab.topology.experiments import ALL_OVERLAYS, compare_overlays, matcha_schedules, ranking
 from fedlab.topology.matcha import (MatchaSchedule, greedy_matchings, matcha_alpha, matcha_cycle_time,
-                                    matcha_probabilities, matcha_round_times, matcha_schedule,
-                                    matcha_weights, matching_decomposition, round_robin_matchings,
-                                    sample_matcha_rounds)
+                                    matcha_probabilities, matcha_round_times, matcha_schedule, matcha_weights,
+                                    matching_decomposition, round_robin_matchings, sample_matcha_rounds)
 from fedlab.topology.maxplus import (critical_circuit, max_cycle_mean, max_cycle_mean_bruteforce,
                                      simulate_maxplus)
 from fedlab.topology.networks import (GML_FILES, NETWORKS, Connectivity, Network, connectivity_graph,
                                       data_dir, great_circle_km, load_network, make_connectivity,
                                       network_from_sites, random_geometric_network, read_gml_network,
                                       read_sites)
-from fedlab.topology.overlays import (OVERLAYS, christofides_tour, cube_path, delta_mbst_overlay,
-                                      delta_prim, design_overlay, mst_overlay, prim_tree, ring_overlay,
-                                      star_overlay)
+from fedlab.topology.overlays import (OVERLAYS, christofides_tour, cube_path, delta_mbst_overlay, delta_prim,
+                                      design_overlay, mst_overlay, prim_tree, ring_overlay, star_overlay)
 from fedlab.topology.simulator import rounds_within, simulate_wall_clock
 
 __all__ = [

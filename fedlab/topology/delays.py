@@ -121,20 +121,20 @@ def preset_params(preset: str = "sub_inaturalist", access_bps=1e10, local_steps:
     return DelayParams(local_steps=local_steps, up_bps=access_bps, dn_bps=access_bps, **PRESETS[preset])
 
 
-def _transfer_ms(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg) -> np.ndarray:
+def transfer_ms(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg) -> np.ndarray:
     """Latency plus transmission time of arcs ``src -> dst`` (eq. 2.3 without computation)."""
     _, up, dn = params.arrays(conn.n)
     rate = np.minimum(np.minimum(up[src] / outdeg, dn[dst] / indeg), conn.available_bps[src, dst])
     return conn.latency_ms[src, dst] + 1000.0 * params.model_bits / rate
 
 
-def _arc_delays(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg) -> np.ndarray:
+def arc_delays(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg) -> np.ndarray:
     """Vectorised eq. (2.3) for arcs ``src -> dst`` with the given degrees (arrays per arc)."""
     comp, _, _ = params.arrays(conn.n)
-    return comp[src] + _transfer_ms(src, dst, conn, params, outdeg, indeg)
+    return comp[src] + transfer_ms(src, dst, conn, params, outdeg, indeg)
 
 
-def _overlay_arcs(overlay: nx.DiGraph, conn: Connectivity) -> tuple[np.ndarray, np.ndarray]:
+def overlay_arcs(overlay: nx.DiGraph, conn: Connectivity) -> tuple[np.ndarray, np.ndarray]:
     """Validated arc arrays of an overlay on silos ``0..N-1`` (self-loops dropped)."""
     if not isinstance(overlay, nx.DiGraph):
         raise TypeError(f"overlay must be a networkx.DiGraph, got {type(overlay).__name__}.")
@@ -170,11 +170,11 @@ def overlay_delays(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams,
     numpy.ndarray, shape (N, N)
         ``W[i, j] = d_o(i, j)`` in ms, ``-inf`` for non-arcs.
     """
-    src, dst = _overlay_arcs(overlay, conn)
+    src, dst = overlay_arcs(overlay, conn)
     outdeg = np.bincount(src, minlength=conn.n)[src]
     indeg = np.bincount(dst, minlength=conn.n)[dst]
     W = np.full((conn.n, conn.n), -np.inf)
-    W[src, dst] = _arc_delays(src, dst, conn, params, outdeg, indeg)
+    W[src, dst] = arc_delays(src, dst, conn, params, outdeg, indeg)
     if self_loops:
         np.fill_diagonal(W, params.arrays(conn.n)[0])
     return W
@@ -198,7 +198,7 @@ def connectivity_delays(conn: Connectivity, params: DelayParams) -> np.ndarray:
     src, dst = _all_arcs(conn)
     edge_params = params.replace(up_bps=np.inf, dn_bps=np.inf)
     W = np.full((conn.n, conn.n), -np.inf)
-    W[src, dst] = _arc_delays(src, dst, conn, edge_params, 1.0, 1.0)
+    W[src, dst] = arc_delays(src, dst, conn, edge_params, 1.0, 1.0)
     return W
 
 
@@ -215,7 +215,7 @@ def degree_one_delays(conn: Connectivity, params: DelayParams) -> np.ndarray:
     """
     src, dst = _all_arcs(conn)
     W = np.full((conn.n, conn.n), -np.inf)
-    W[src, dst] = _arc_delays(src, dst, conn, params, 1.0, 1.0)
+    W[src, dst] = arc_delays(src, dst, conn, params, 1.0, 1.0)
     return W
 
 
@@ -251,7 +251,7 @@ def cycle_time(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams) -> 
     float
         :math:`\tau` in ms; the throughput is :math:`1/\tau` rounds per ms.
     """
-    _overlay_arcs(overlay, conn)
+    overlay_arcs(overlay, conn)
     if not nx.is_strongly_connected(overlay):
         raise ValueError("overlay must be strongly connected (a strong spanning subdigraph of G_c).")
     if overlay.graph.get("server") is not None:

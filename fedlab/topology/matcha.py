@@ -28,7 +28,7 @@ from scipy.optimize import minimize_scalar
 
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import check_array, check_int, check_real
-from fedlab.topology.delays import DelayParams, _arc_delays
+from fedlab.topology.delays import DelayParams, arc_delays
 from fedlab.topology.networks import Connectivity
 
 __all__ = [
@@ -263,7 +263,7 @@ def _round_time(schedule: MatchaSchedule, row: np.ndarray, conn: Connectivity, p
     edges = np.concatenate([schedule.matchings[j] for j in np.flatnonzero(row)])
     src, dst = np.r_[edges[:, 0], edges[:, 1]], np.r_[edges[:, 1], edges[:, 0]]
     deg = np.bincount(src, minlength=conn.n)
-    return float(_arc_delays(src, dst, conn, params, deg[src], deg[dst]).max())
+    return float(arc_delays(src, dst, conn, params, deg[src], deg[dst]).max())
 
 
 def matcha_round_times(schedule: MatchaSchedule, conn: Connectivity, params: DelayParams,

@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 
 from fedlab._validation import check_int
-from fedlab.topology.delays import DelayParams, _overlay_arcs, _transfer_ms
+from fedlab.topology.delays import DelayParams, overlay_arcs, transfer_ms
 from fedlab.topology.networks import Connectivity
 
 __all__ = ["simulate_wall_clock", "rounds_within"]
@@ -26,11 +26,11 @@ __all__ = ["simulate_wall_clock", "rounds_within"]
 
 def _transfer_matrix(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams) -> np.ndarray:
     """``T[j, i]`` = latency + transmission time of arc ``j -> i`` (eq. 2.3 without computation)."""
-    src, dst = _overlay_arcs(overlay, conn)
+    src, dst = overlay_arcs(overlay, conn)
     outdeg = np.bincount(src, minlength=conn.n)[src]
     indeg = np.bincount(dst, minlength=conn.n)[dst]
     T = np.full((conn.n, conn.n), -np.inf)
-    T[src, dst] = _transfer_ms(src, dst, conn, params, outdeg, indeg)
+    T[src, dst] = transfer_ms(src, dst, conn, params, outdeg, indeg)
     return T
 
 

@@ -1,0 +1,10 @@
+"""Notebook 02 (``notebooks/02_availability.ipynb``): FL under heterogeneous and correlated client availability
+(thesis §2.2; Rodio, Faticanti, Marfoq, Neglia, Leonardi, CA-Fed).
+
+Entry points
+------------
+- ``data.MarkovAvailability`` / ``data.make_population``: clients as two-state Markov chains, traces and estimators;
+- ``bounds.eps_bias``, ``bounds.total_error_bound``: ε̄_opt/ε̄_bias and the objective (2.22)–(2.28);
+- ``algorithms.CAFed`` (Algorithm 6) and the baselines ``Unbiased``, ``MoreAvailable``, ``LessCorrelated``, ``AdaFed``, ``F3AST``;
+- ``experiments.run_availability``: one method on one data set and availability trace.
+"""

@@ -1,0 +1,238 @@
+r"""FedAvg-style training under heterogeneous, correlated client availability, and its baselines (thesis §2.2.6).
+
+At round :math:`t` the clients :math:`\mathcal A_t` are available (an availability trace or any
+``participation`` callable). Each available client with :math:`q_k>0` runs E local SGD steps from
+:math:`\mathbf w_{t,0}` and the server applies eqs. (2.15)-(2.16) without projection:
+
+.. math::
+    \mathbf w_{t+1,0}=\mathbf w_{t,0}+\bar\eta\sum_{k\in\mathcal A_t}q_k\,(\mathbf w^k_{t,E}-\mathbf w_{t,0}).
+
+The weights :math:`\mathbf q` are **not** renormalised (except by AdaFed), so training minimises the
+biased objective with :math:`p_k\propto\pi_kq_k` (2.17). Baselines (§2.2.6.1, spec §3.5):
+
+- ``Unbiased``: :math:`q_k=\alpha_k/\hat\pi_k` for every available client.
+- ``MoreAvailable``: the same, but only for the "more available" clients (:math:`\hat\pi_k>1/2`).
+- ``LessCorrelated``: the same, but only for the weakly correlated clients (:math:`|\hat\lambda_k|<1/2`);
+  the Guideline-B-only counterpart of ``MoreAvailable``.
+- ``AdaFed`` [Tan+22a]: :math:`q_k=(\alpha_k/\hat\pi_k)/\sum_{j\in\mathcal A_t}\alpha_j/\hat\pi_j`.
+- ``F3AST`` [RVd23], as simplified in the authors' code: among the available clients, the K with the
+  largest :math:`\alpha_k^2/\tilde\pi_k^2`, weights :math:`\alpha_k/\tilde\pi_k`, where
+  :math:`\tilde\pi_k=(1-\beta_F)\hat\pi_k+\beta_F\mathbb 1\{k\in\mathcal A_t\}`.
+
+:math:`\hat\pi` is the true :math:`\pi` (``estimator="oracle"``, the thesis default) or the Bayesian estimate
+from the availability observed so far (``"bayes"``, optionally warm-started on ``prior_trace``).
+All methods share the run's random keys: with the same seed they see the same availability and the same
+minibatches (common random numbers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab.availability.data import AvailabilityEstimator, trace_participation
+from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd
+from fedlab.models import Model, Params
+from fedlab.algorithms._common import (STREAM_LOCAL, check_solver, client_weights, evaluate_global,
+                                       initial_params, sample_participants)
+
+__all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
+           "F3AST"]
+
+
+@dataclass(frozen=True, eq=False)
+class AvailabilityState:
+    """Global model, rounds done, availability estimator and (CA-Fed) loss estimates."""
+
+    params: Params
+    round: int = 0
+    estimator: AvailabilityEstimator | None = None
+    f_hat: np.ndarray | None = None
+    f_star: np.ndarray | None = None
+
+
+class AvailabilityAlgorithm:
+    r"""Base class: one round of eq. (2.16) with weights from :meth:`weights`.
+
+    Parameters
+    ----------
+    model : Model
+    solver : LocalSGD
+        Local solver (E = ``solver.local_steps``, :math:`\eta` = ``solver.lr``).
+    participation : bool array (T, N) or callable
+        Availability trace, or ``f(round, rng) -> mask`` (see ``fedlab.availability.data.trace_participation``).
+    pi : array (N,), optional
+        True availabilities (needed by ``estimator="oracle"``).
+    lam : array (N,), optional
+        True second eigenvalues (CA-Fed's oracle ordering).
+    alpha : "size", "uniform" or array (N,)
+        Target importance :math:`\alpha` (2.14).
+    server_lr : float
+        :math:`\bar\eta>0`.
+    estimator : {"oracle", "bayes"}
+    prior_trace : bool array (t', N), optional
+        Rounds observed before training to warm-start the Bayesian estimator (Fig. 2.14).
+    prior : (n, m)
+        Beta prior of :math:`\hat\pi`.
+    backend : {"batched", "loop", "auto"}
+        Local-SGD path; ``batched`` (default) is deterministic to the bit.
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, *, participation, pi=None, lam=None, alpha="size",
+                 server_lr: float = 1.0, estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0),
+                 backend: str = "batched") -> None:
+        check_solver(solver)
+        self.model, self.solver = model, solver
+        if isinstance(participation, np.ndarray):
+            participation = trace_participation(participation)
+        if not callable(participation):
+            raise TypeError("participation must be a boolean trace (T, N) or a callable (round, rng) -> mask, "
+                            f"got {type(participation).__name__}.")
+        self.participation = participation
+        self.estimator = check_choice("estimator", estimator, ("oracle", "bayes"))
+        if self.estimator == "oracle" and pi is None:
+            raise ValueError("estimator='oracle' needs the true availabilities pi.")
+        self.pi = None if pi is None else check_array("pi", pi, ndim=1)
+        if self.pi is not None and (np.any(self.pi <= 0) or np.any(self.pi > 1)):
+            raise ValueError(f"pi must lie in (0, 1], got values in [{self.pi.min():.4g}, {self.pi.max():.4g}].")
+        self.lam = None if lam is None else check_array("lam", lam, shape=(None if pi is None else len(self.pi),))
+        self.alpha = alpha
+        self.server_lr = check_real("server_lr", server_lr, low=0, low_open=True)
+        self.prior_trace = None if prior_trace is None else np.asarray(prior_trace, dtype=bool)
+        self.prior = prior
+        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+
+    # -- pieces the subclasses use --------------------------------------------------------------
+    def _check_sizes(self, n: int) -> None:
+        for name in ("pi", "lam"):
+            value = getattr(self, name)
+            if value is not None and len(value) != n:
+                raise ValueError(f"{name} has {len(value)} entries but the data has {n} clients.")
+        if self.prior_trace is not None and (self.prior_trace.ndim != 2 or self.prior_trace.shape[1] != n):
+            raise ValueError(f"prior_trace must have shape (t', {n}), got {self.prior_trace.shape}.")
+
+    def _alpha(self, data: FederatedDataset) -> np.ndarray:
+        return client_weights(self.alpha, data.train)
+
+    def availability(self, estimator: AvailabilityEstimator) -> tuple[np.ndarray, np.ndarray | None]:
+        r"""``(pi_hat, lam_hat)``: the truth in oracle mode, else the Bayesian estimates."""
+        if self.estimator == "oracle":
+            return self.pi, self.lam
+        return estimator.pi_hat, estimator.lambda_hat
+
+    # -- the algorithm protocol ---------------------------------------------------------------
+    def init(self, data: FederatedDataset, seed: int) -> AvailabilityState:
+        n = data.n_clients
+        self._check_sizes(n)
+        self._alpha(data)  # validate early
+        est = AvailabilityEstimator.empty(n, prior=self.prior)
+        if self.prior_trace is not None:
+            est = est.observe_trace(self.prior_trace)
+        return AvailabilityState(initial_params(self.model, seed), 0, est)
+
+    def weights(self, state: AvailabilityState, data: FederatedDataset, mask: np.ndarray, pi_hat: np.ndarray,
+                lam_hat: np.ndarray | None) -> tuple[np.ndarray, dict, dict]:
+        """``(q, info, state_updates)``: aggregation weights (N,), zero for clients that do not train."""
+        raise NotImplementedError
+
+    def round(self, state: AvailabilityState, data: FederatedDataset, seed: int) -> tuple[AvailabilityState, dict]:
+        n = data.n_clients
+        active = sample_participants(self.participation, n, seed, state.round)
+        mask = np.zeros(n, dtype=bool)
+        mask[active] = True
+        est = state.estimator.observe(mask)
+        pi_hat, lam_hat = self.availability(est)
+        q, info, updates = self.weights(replace(state, estimator=est), data, mask, pi_hat, lam_hat)
+        q = np.where(mask, q, 0.0)
+        trained = np.flatnonzero(q > 0)
+        params, local_loss = state.params, float("nan")
+        if len(trained):
+            start = broadcast(state.params, len(trained))
+            new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+                                  rows=trained, backend=self.backend)
+            w = torch.as_tensor(self.server_lr * q[trained])
+            params = {k: v + torch.tensordot(w.to(v.dtype), new[k] - start[k], dims=1) for k, v in state.params.items()}
+            local_loss = float(loss.mean())
+        info = {"active": active.tolist(), "trained": trained.tolist(), "weights": q.tolist(),
+                "local_loss": local_loss, **info}
+        return replace(state, params=params, round=state.round + 1, estimator=est, **updates), info
+
+    def evaluate(self, state: AvailabilityState, data: FederatedDataset) -> dict[str, np.ndarray]:
+        return evaluate_global(self.model, state.params, data.train, data.test)
+
+
+class Unbiased(AvailabilityAlgorithm):
+    r"""Unbiased aggregation :math:`q_k=\alpha_k/\hat\pi_k` for every available client (:math:`\mathbf p=\alpha`)."""
+
+    def weights(self, state, data, mask, pi_hat, lam_hat):
+        return np.where(mask, self._alpha(data) / pi_hat, 0.0), {}, {}
+
+
+class MoreAvailable(AvailabilityAlgorithm):
+    r"""Only the "more available" clients (:math:`\hat\pi_k>` ``threshold``), with :math:`q_k=\alpha_k/\hat\pi_k`
+    (unnormalised, like CA-Fed with a fixed exclusion set)."""
+
+    def __init__(self, model: Model, solver: LocalSGD, *, threshold: float = 0.5, **kwargs) -> None:
+        super().__init__(model, solver, **kwargs)
+        self.threshold = check_real("threshold", threshold, low=0, high=1)
+
+    def weights(self, state, data, mask, pi_hat, lam_hat):
+        keep = mask & (pi_hat > self.threshold)
+        return np.where(keep, self._alpha(data) / pi_hat, 0.0), {}, {}
+
+
+class LessCorrelated(AvailabilityAlgorithm):
+    r"""Only the weakly correlated clients (:math:`|\hat\lambda_k|<` ``threshold``), with :math:`q_k=\alpha_k/\hat\pi_k`
+    (unnormalised): Guideline B applied alone, as ``MoreAvailable`` applies Guideline A alone."""
+
+    def __init__(self, model: Model, solver: LocalSGD, *, threshold: float = 0.5, **kwargs) -> None:
+        super().__init__(model, solver, **kwargs)
+        self.threshold = check_real("threshold", threshold, low=0, high=1)
+        if self.estimator == "oracle" and self.lam is None:
+            raise ValueError("LessCorrelated with estimator='oracle' needs the true second eigenvalues lam.")
+
+    def weights(self, state, data, mask, pi_hat, lam_hat):
+        keep = mask & (np.abs(lam_hat) < self.threshold)
+        return np.where(keep, self._alpha(data) / pi_hat, 0.0), {}, {}
+
+
+class AdaFed(AvailabilityAlgorithm):
+    r"""AdaFed with full participation [Tan+22a]: :math:`q_k=(\alpha_k/\hat\pi_k)/\sum_{j\in\mathcal A_t}\alpha_j/\hat\pi_j`."""
+
+    def weights(self, state, data, mask, pi_hat, lam_hat):
+        r = np.where(mask, self._alpha(data) / pi_hat, 0.0)
+        total = r.sum()
+        return (r / total if total > 0 else r), {}, {}
+
+
+class F3AST(AvailabilityAlgorithm):
+    r"""F3AST [RVd23] as in the authors' code: the ``k`` available clients with the largest
+    :math:`\alpha_k^2/\tilde\pi_k^2` (stable order on ties), weights :math:`\alpha_k/\tilde\pi_k`, with
+    :math:`\tilde\pi_k=(1-\beta_F)\hat\pi_k+\beta_F\mathbb 1\{k\in\mathcal A_t\}`.
+
+    Parameters
+    ----------
+    k : int or None
+        Clients per round; default ``max(1, round(N/4))``.
+    smoothing : float in [0, 1)
+        :math:`\beta_F` (the code's 1e-3).
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, *, k: int | None = None, smoothing: float = 1e-3,
+                 **kwargs) -> None:
+        super().__init__(model, solver, **kwargs)
+        self.k = None if k is None else check_int("k", k, low=1)
+        self.smoothing = check_real("smoothing", smoothing, low=0, high=1, high_open=True)
+
+    def weights(self, state, data, mask, pi_hat, lam_hat):
+        alpha = self._alpha(data)
+        k = self.k if self.k is not None else max(1, round(data.n_clients / 4))
+        pi_f = (1 - self.smoothing) * pi_hat + self.smoothing * mask
+        active = np.flatnonzero(mask)
+        score = alpha[active] ** 2 / pi_f[active] ** 2
+        chosen = active[np.argsort(-score, kind="stable")[:k]]
+        q = np.zeros(data.n_clients)
+        q[chosen] = alpha[chosen] / pi_f[chosen]
+        return q, {}, {}

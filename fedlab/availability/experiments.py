@@ -1,0 +1,269 @@
+r"""Experiments of the availability chapter (thesis §2.2.6): CA-Fed against the baselines.
+
+One run = one data set, one availability population and trace, one method, one seed. Everything random
+derives from the seed through separate streams, so all methods of a seed share the data, the
+availability trace, the initial model and the minibatches (common random numbers).
+
+Data sets (CPU scale, spec §5.2):
+
+- ``"leaf"``: LEAF Synthetic(γ, δ) [Li+20a] with N clients, 60 features, 10 classes,
+  :math:`n_k=\min(\lfloor\mathrm{LogNormal}(4,1)\rfloor+50, 500)`, 80/20 split per client.
+- ``"digits"``: scikit-learn's 8x8 digits (a stand-in for the thesis' MNIST) split over N clients with
+  Dirichlet(ς) label proportions, 25% test per client.
+
+The model is a multinomial logistic regression with ridge ``weight_decay`` (strongly convex, as in the
+thesis), trained with plain SGD; target importance :math:`\alpha_k\propto n_k^{train}`; the reported accuracy is
+the α-weighted mean of the clients' test accuracies.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlab._rng import derive_seed, numpy_rng
+from fedlab._validation import check_choice, check_int, check_real
+from fedlab.availability.algorithms.cafed import AVAILABILITY_METHODS
+from fedlab.availability.data import AvailabilityEstimator, MarkovAvailability, make_population
+from fedlab.data.digits import load_digits_arrays
+from fedlab.data.partition import partition_dirichlet
+from fedlab.data.synthetic import make_leaf_synthetic
+from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.models import LinearModel
+
+__all__ = ["AVAILABILITY_DATASETS", "DEFAULT_LR", "METHOD_LABELS", "leaf_federation", "digits_federation",
+           "availability_setup", "method_label", "comparison_configs", "by_label", "seed_stats",
+           "run_availability", "summarize_run", "estimator_errors"]
+
+# random streams of the experiment (the engine uses 0..3)
+_STREAM_DATA, _STREAM_POPULATION, _STREAM_TRACE, _STREAM_PRIOR = 101, 102, 103, 104
+
+DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
+
+
+def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: float = 0.5,
+                    max_samples: int = 500) -> FederatedDataset:
+    r"""LEAF Synthetic(γ, δ) over ``n_clients`` clients, sizes :math:`\min(\lfloor\mathrm{LogN}(4,1)\rfloor+50,` ``max_samples``:math:`)`."""
+    rng = numpy_rng(seed, _STREAM_DATA)
+    sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_clients).astype(np.int64) + 50, max_samples)
+    arrays = make_leaf_synthetic(gamma, delta, n_samples=sizes, dim=60, n_classes=10, rng=rng)
+    return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
+                                               seed=derive_seed(seed, _STREAM_DATA, 1))
+
+
+def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5) -> FederatedDataset:
+    """The 8x8 digits split over ``n_clients`` with Dirichlet(``dirichlet``) label proportions, 25% test."""
+    x, y = load_digits_arrays()
+    min_size = max(4, min(20, len(y) // (3 * n_clients)))
+    part = partition_dirichlet(y, n_clients, dirichlet, min_size=min_size, rng=numpy_rng(seed, _STREAM_DATA))
+    return FederatedDataset.from_client_arrays([x[i] for i in part.indices], [y[i] for i in part.indices],
+                                               test_fraction=0.25, n_classes=10,
+                                               seed=derive_seed(seed, _STREAM_DATA, 1))
+
+
+AVAILABILITY_DATASETS = {"leaf": leaf_federation, "digits": digits_federation}
+
+
+def availability_setup(dataset: str, n_clients: int, rounds: int, seed: int, *, layout: str = "code3",
+                       g: float = 0.4, nu: float = 0.9, eps: float = 1e-2, t_prior: int = 0,
+                       heterogeneity: float = 0.5):
+    """Data set, availability population, training trace ``(rounds, N)`` and prior trace ``(t_prior, N)`` of a seed.
+
+    ``heterogeneity`` is γ = δ for ``"leaf"`` and the Dirichlet concentration for ``"digits"``. The population's
+    groups and the trace's uniforms depend only on the seed, so ``nu = 0`` gives the same groups as ``nu = 0.9``.
+    """
+    check_choice("dataset", dataset, AVAILABILITY_DATASETS)
+    n_clients = check_int("n_clients", n_clients, low=2)
+    rounds = check_int("rounds", rounds, low=1)
+    t_prior = check_int("t_prior", t_prior, low=0)
+    if dataset == "leaf":
+        data = leaf_federation(n_clients, seed, gamma=heterogeneity, delta=heterogeneity)
+    else:
+        data = digits_federation(n_clients, seed, dirichlet=heterogeneity)
+    population = make_population(n_clients, g=g, nu=nu, eps=eps, layout=layout,
+                                 rng=numpy_rng(seed, _STREAM_POPULATION))
+    # the prior rounds come first, training continues the same chains
+    full = population.simulate(t_prior + rounds, rng=numpy_rng(seed, _STREAM_TRACE))
+    return data, population, full[t_prior:], full[:t_prior]
+
+
+def _method(method: str, model, solver, trace, population: MarkovAvailability, *, server_lr, kappa2, estimator,
+            prior_trace, f3ast_k):
+    kwargs = dict(participation=trace, pi=population.client_pi, lam=population.client_lambda, server_lr=server_lr,
+                  estimator=estimator, prior_trace=prior_trace if len(prior_trace) else None)
+    if method == "cafed":
+        kwargs["kappa2"] = kappa2
+    if method == "f3ast":
+        kwargs["k"] = f3ast_k
+    return AVAILABILITY_METHODS[method](model, solver, **kwargs)
+
+
+def summarize_run(history, population: MarkovAvailability, alpha: np.ndarray, *, at: int = 40) -> dict:
+    """Curves and summary numbers of one run (α-weighted accuracy, included clients, group weights, exclusions)."""
+    rounds = np.asarray(history.rounds)
+    acc = np.array([np.nansum(alpha * a) for a in history.clients["test_accuracy"]])
+    loss = np.array([np.nansum(alpha * v) for v in history.clients["train_loss"]])
+    log = history.log
+    weights = np.array([entry["weights"] for entry in log])            # (T, N)
+    n_trained = np.array([len(entry["trained"]) for entry in log])
+    n_active = np.array([len(entry["active"]) for entry in log])
+    after = rounds >= 1
+    half = rounds >= rounds[-1] / 2
+    at_idx = int(np.argmin(np.abs(rounds - min(at, rounds[-1]))))
+    groups = {name: float(weights[:, population.group == g].sum(1).mean())
+              for g, name in enumerate(population.group_names)}
+    out = {
+        "rounds": rounds.tolist(), "accuracy": acc.tolist(), "train_loss": loss.tolist(),
+        "final_accuracy": float(acc[-1]), "max_accuracy": float(acc.max()),
+        "time_avg_accuracy": float(acc[after].mean()), "std_second_half": float(acc[half].std()),
+        "accuracy_at": float(acc[at_idx]), "at": int(rounds[at_idx]),
+        "final_loss": float(loss[-1]),
+        "mean_included": float(n_trained.mean()), "mean_available": float(n_active.mean()),
+        "included": n_trained.tolist(), "group_weights": groups,
+        "group": population.group.tolist(), "group_names": list(population.group_names),
+    }
+    if log and "excluded" in log[0]:
+        excl = np.zeros(weights.shape, dtype=bool)
+        for t, entry in enumerate(log):
+            excl[t, entry["excluded"]] = True
+        out["excluded"] = [entry["excluded"] for entry in log]
+        out["n_excluded"] = excl.sum(1).tolist()
+        out["group_exclusion"] = {name: float(excl[:, population.group == g].mean())
+                                  for g, name in enumerate(population.group_names)}
+    return out
+
+
+def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: float = 1.0, rounds: int = 100,
+                     n_clients: int = 24, layout: str = "code3", lr: float | None = None, local_steps: int = 5,
+                     batch_size: int = 32, server_lr: float = 1.0, weight_decay: float = 1e-2,
+                     f3ast_k: int | None = None, estimator: str = "oracle", t_prior: int = 0,
+                     heterogeneity: float = 0.5, nu: float = 0.9, eval_every: int = 1, seed: int = 0) -> dict:
+    r"""Train one availability method on one seed and return JSON-serialisable curves and summaries.
+
+    Parameters
+    ----------
+    dataset : {"leaf", "digits"}
+    method : {"unbiased", "more_available", "less_correlated", "adafed", "f3ast", "cafed"}
+    kappa2 : float
+        CA-Fed's :math:`\bar\kappa^2` (ignored by the other methods).
+    rounds, n_clients, local_steps, batch_size : int
+    layout : {"code3", "thesis4"}
+        Availability groups (``fedlab.availability.data.LAYOUTS``).
+    lr : float or None
+        Local step size (default ``DEFAULT_LR[dataset]``); ``server_lr`` is :math:`\bar\eta`.
+    weight_decay : float
+        Ridge coefficient of the local objectives.
+    f3ast_k : int or None
+        F3AST's clients per round (default N/4).
+    estimator : {"oracle", "bayes"}
+    t_prior : int
+        Rounds of availability observed before training (Bayesian warm start).
+    heterogeneity : float
+        γ = δ (leaf) or the Dirichlet concentration (digits).
+    nu : float
+        :math:`\lambda` of the correlated groups (0 removes the temporal correlation, same groups and :math:`\pi`).
+    eval_every : int
+        Evaluate the model every ``eval_every`` rounds (and at the end).
+    seed : int
+
+    Returns
+    -------
+    dict
+        See :func:`summarize_run`, plus ``"config"``-like fields ``method``, ``kappa2``, ``pi`` and ``lam``.
+    """
+    check_choice("method", method, AVAILABILITY_METHODS)
+    check_real("kappa2", kappa2, low=0)
+    data, population, trace, prior_trace = availability_setup(dataset, n_clients, rounds, seed, layout=layout,
+                                                              t_prior=t_prior, heterogeneity=heterogeneity, nu=nu)
+    lr = DEFAULT_LR[dataset] if lr is None else lr
+    model = LinearModel(data.train.feature_shape[0], 10)
+    solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size, weight_decay=weight_decay)
+    algo = _method(method, model, solver, trace, population, server_lr=server_lr, kappa2=kappa2,
+                   estimator=estimator, prior_trace=prior_trace, f3ast_k=f3ast_k)
+    _, history = run(algo, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False)
+    n = data.train.n.numpy().astype(float)
+    out = summarize_run(history, population, n / n.sum())
+    out.update({"method": method, "kappa2": float(kappa2), "pi": population.client_pi.tolist(),
+                "lam": population.client_lambda.tolist()})
+    if method == "cafed":
+        out["availability"] = trace.astype(int).tolist()
+    return out
+
+
+def estimator_errors(priors, *, n_clients: int = 100, layout: str = "code3", seeds=(0,)) -> dict:
+    r"""Mean absolute errors :math:`\frac1N\sum_k|\hat\pi_k-\pi_k|` and :math:`\frac1N\sum_k|\hat\lambda_k-\lambda_k|` of
+    the Bayesian estimators after observing each chain for :math:`t'` rounds (Fig. 2.14a analogue).
+
+    Parameters
+    ----------
+    priors : sequence of int
+        Observation lengths :math:`t'`.
+    n_clients : int
+    layout : str
+    seeds : sequence of int
+
+    Returns
+    -------
+    dict
+        ``priors`` (P,), ``pi_error`` and ``lambda_error`` of shape (len(seeds), P).
+    """
+    priors = [check_int("priors", int(t), low=1) for t in priors]
+    pi_err, lam_err = [], []
+    for seed in seeds:
+        pop = make_population(n_clients, layout=layout, rng=numpy_rng(seed, _STREAM_POPULATION))
+        trace = pop.simulate(max(priors), rng=numpy_rng(seed, _STREAM_PRIOR))
+        est = AvailabilityEstimator.empty(n_clients)
+        row_pi, row_lam, done = [], [], 0
+        for t in sorted(priors):
+            est = est.observe_trace(trace[done:t])
+            done = t
+            row_pi.append(float(np.abs(est.pi_hat - pop.client_pi).mean()))
+            row_lam.append(float(np.abs(est.lambda_hat - pop.client_lambda).mean()))
+        order = np.argsort(np.argsort(priors))
+        pi_err.append(np.array(row_pi)[order].tolist())
+        lam_err.append(np.array(row_lam)[order].tolist())
+    return {"priors": list(priors), "pi_error": pi_err, "lambda_error": lam_err}
+
+
+METHOD_LABELS = {"unbiased": "Unbiased", "more_available": "More available", "less_correlated": "Less correlated",
+                 "adafed": "AdaFed", "f3ast": "F3AST", "cafed": "CA-Fed"}
+
+
+def method_label(config: dict) -> str:
+    """Readable label of a ``run_availability`` config, e.g. ``"CA-Fed (κ̄²=1)"`` or ``"Unbiased (ν=0)"``."""
+    label = METHOD_LABELS[check_choice("method", config.get("method", "cafed"), METHOD_LABELS)]
+    if config.get("method", "cafed") == "cafed":
+        label += f" (κ̄²={config.get('kappa2', 1.0):g})"
+    if config.get("nu", 0.9) != 0.9:
+        label += f" (ν={config['nu']:g})"
+    return label
+
+
+def comparison_configs(dataset: str, *, kappa2_grid=(1.0,), baselines=("unbiased", "more_available", "less_correlated",
+                       "adafed"), no_correlation: bool = True, **common) -> list[dict]:
+    r"""Configs for :func:`run_availability`: the baselines, CA-Fed for each :math:`\bar\kappa^2` and, optionally,
+    Unbiased without temporal correlation (``nu=0``). ``common`` is added to every config."""
+    check_choice("dataset", dataset, AVAILABILITY_DATASETS)
+    configs = [{"dataset": dataset, "method": m, **common} for m in baselines]
+    configs += [{"dataset": dataset, "method": "cafed", "kappa2": float(k), **common} for k in kappa2_grid]
+    if no_correlation:
+        configs.append({"dataset": dataset, "method": "unbiased", "nu": 0.0, **common})
+    return configs
+
+
+def by_label(records) -> dict:
+    """Group sweep records ``{"config", "seed", "result"}`` as ``{label: {seed: result}}`` (see :func:`method_label`)."""
+    out: dict = {}
+    for rec in records:
+        if "error" in rec:
+            continue
+        out.setdefault(method_label(rec["config"]), {})[rec["seed"]] = rec["result"]
+    return out
+
+
+def seed_stats(runs: dict, metric: str, other: dict | None = None) -> tuple[float, float]:
+    """Mean and std over seeds of ``result[metric]`` (``runs = {seed: result}``), or of the paired difference
+    ``runs[s][metric] - other[s][metric]`` over the common seeds when ``other`` is given."""
+    seeds = sorted(runs) if other is None else sorted(set(runs) & set(other))
+    if not seeds:
+        raise ValueError("no seeds to aggregate.")
+    vals = np.array([runs[s][metric] - (other[s][metric] if other is not None else 0.0) for s in seeds], float)
+    return float(vals.mean()), float(vals.std())

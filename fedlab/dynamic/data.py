@@ -1,0 +1,170 @@
+r"""A federated least-squares problem whose minimiser drifts as a random walk (Rizk et al., spec ``dynamic.md`` C.4/C.7).
+
+Agent k (k = 1..K) sees features :math:`h\sim\mathcal N(0, v_k I_d)` and labels :math:`y = h^\top w^\star_{k,i}
++ \mathcal N(0,\sigma_n^2)` with the squared loss :math:`Q_k(w; h, y) = \tfrac12(h^\top w - y)^2`, so
+:math:`P_k(w) = \tfrac{v_k}2\|w - w^\star_{k,i}\|^2 + \tfrac{\sigma_n^2}2`. Agent optima are a common drifting
+model plus a fixed offset, :math:`w^\star_{k,i} = w^\star_i + c_k`, with the random walk (17)
+:math:`w^\star_i = w^\star_{i-1} + q_i`, :math:`q_i\sim\mathcal N(0, \tfrac{\sigma_q^2}d I)` and
+:math:`c_k\sim\mathcal N(0,\tfrac{\sigma_c^2}d I)` (so :math:`\mathbb E\|q_i\|^2 = \sigma_q^2`,
+:math:`\mathbb E\|c_k\|^2 = \sigma_c^2`). The aggregate risk :math:`\frac1K\sum_k P_k` has the exact minimiser
+
+.. math:: w^o_i = \frac{\sum_k v_k w^\star_{k,i}}{\sum_k v_k} = w^\star_i + \bar c,\qquad
+          \bar c = \frac{\sum_k v_k c_k}{\sum_k v_k},
+
+which drifts exactly like :math:`w^\star_i` (Assumption 2 with variance :math:`\sigma_q^2`). Samples are fresh
+at every minibatch (:math:`N_k=\infty`), the least-squares default of the spec (C.7) where :math:`w^o_i` is exact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fedlab._rng import as_numpy_rng
+from fedlab._validation import check_array, check_int, check_real
+
+__all__ = ["DriftingLeastSquares", "make_drifting_least_squares", "random_walk", "sample_least_squares"]
+
+
+@dataclass(frozen=True)
+class DriftingLeastSquares:
+    r"""The drifting federated least-squares problem (module docstring).
+
+    Parameters
+    ----------
+    feature_var : array (K,)
+        :math:`v_k > 0`, the feature variance of agent k (its risk's curvature).
+    offset_dirs : array (K, d)
+        Standard-normal directions :math:`z_k`; the offsets are :math:`c_k = \sqrt{\sigma_c^2/d}\,z_k`.
+    offset_var : float
+        :math:`\sigma_c^2 \ge 0` (model variability across agents).
+    drift_var : float
+        :math:`\sigma_q^2 \ge 0` (random-walk variance per iteration).
+    noise_std : float
+        :math:`\sigma_n \ge 0` (label noise).
+    w_start : array (d,)
+        :math:`w^\star_0`.
+    """
+
+    feature_var: np.ndarray
+    offset_dirs: np.ndarray
+    offset_var: float = 0.1
+    drift_var: float = 0.0
+    noise_std: float = 0.5
+    w_start: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        v = check_array("feature_var", self.feature_var, ndim=1)
+        if v.size == 0 or np.any(v <= 0):
+            raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+        z = check_array("offset_dirs", self.offset_dirs, ndim=2)
+        if z.shape[0] != v.size:
+            raise ValueError(f"offset_dirs must have one row per agent ({v.size}), got shape {z.shape}.")
+        check_real("offset_var", self.offset_var, low=0)
+        check_real("drift_var", self.drift_var, low=0)
+        check_real("noise_std", self.noise_std, low=0)
+        w0 = np.zeros(z.shape[1]) if self.w_start is None else check_array("w_start", self.w_start, shape=(z.shape[1],))
+        object.__setattr__(self, "feature_var", v)
+        object.__setattr__(self, "offset_dirs", z)
+        object.__setattr__(self, "w_start", w0)
+
+    @property
+    def n_agents(self) -> int:
+        return self.feature_var.size
+
+    @property
+    def dim(self) -> int:
+        return self.offset_dirs.shape[1]
+
+    @property
+    def offsets(self) -> np.ndarray:
+        r""":math:`c_k = \sqrt{\sigma_c^2/d}\,z_k`, shape (K, d)."""
+        return np.sqrt(self.offset_var / self.dim) * self.offset_dirs
+
+    @property
+    def mean_offset(self) -> np.ndarray:
+        r""":math:`\bar c = \sum_k v_k c_k/\sum_k v_k`: the aggregate minimiser is :math:`w^\star_i + \bar c`."""
+        return self.feature_var @ self.offsets / self.feature_var.sum()
+
+    def optimum(self, w_star) -> np.ndarray:
+        r"""Aggregate minimiser :math:`w^o = \sum_k v_k(w^\star + c_k)/\sum_k v_k` for common model(s) (..., d)."""
+        return np.asarray(w_star, dtype=float) + self.mean_offset
+
+    def agent_optima(self, w_star) -> np.ndarray:
+        r""":math:`w^\star_{k} = w^\star + c_k`, shape (..., K, d)."""
+        return np.asarray(w_star, dtype=float)[..., None, :] + self.offsets
+
+    def risk(self, w, w_star) -> np.ndarray:
+        r"""Aggregate risk :math:`\frac1K\sum_k P_k(w) = \frac1K\sum_k \tfrac{v_k}2\|w-w^\star_k\|^2 + \tfrac{\sigma_n^2}2`."""
+        diff = np.asarray(w, dtype=float)[..., None, :] - self.agent_optima(w_star)
+        return 0.5 * np.mean(self.feature_var * np.sum(diff ** 2, -1), -1) + 0.5 * self.noise_std ** 2
+
+    def with_(self, **changes) -> "DriftingLeastSquares":
+        """A copy with some fields changed (e.g. ``problem.with_(drift_var=1e-3)``)."""
+        return replace(self, **changes)
+
+
+def make_drifting_least_squares(n_agents: int = 20, dim: int = 2, *, offset_var: float = 0.1, drift_var: float = 0.0,
+                                noise_std: float = 0.5, feature_var_range: tuple[float, float] = (0.5, 2.0),
+                                rng=None) -> DriftingLeastSquares:
+    r"""Draw a problem with the spec's defaults (C.7): :math:`v_k\sim U(0.5, 2)`, :math:`w^\star_0\sim\mathcal N(0, I_d)`.
+
+    Parameters
+    ----------
+    n_agents : int
+        K.
+    dim : int
+        Model dimension (M in the paper, ``dim`` here).
+    offset_var, drift_var : float >= 0
+        :math:`\sigma_c^2` and :math:`\sigma_q^2`.
+    noise_std : float >= 0
+        :math:`\sigma_n`.
+    feature_var_range : (low, high), 0 < low <= high
+    rng : Generator, int or None
+    """
+    k = check_int("n_agents", n_agents, low=1)
+    d = check_int("dim", dim, low=1)
+    if len(feature_var_range) != 2:
+        raise ValueError(f"feature_var_range must be (low, high), got {feature_var_range!r}.")
+    lo = check_real("feature_var_range[0]", feature_var_range[0], low=0, low_open=True)
+    hi = check_real("feature_var_range[1]", feature_var_range[1], low=lo)
+    rng = as_numpy_rng(rng)
+    v = rng.uniform(lo, hi, size=k)
+    z = rng.standard_normal((k, d))
+    w0 = rng.standard_normal(d)
+    return DriftingLeastSquares(v, z, offset_var=offset_var, drift_var=drift_var, noise_std=noise_std, w_start=w0)
+
+
+def random_walk(n_steps: int, dim: int, drift_var: float, *, start=None, rng=None) -> np.ndarray:
+    r"""Random walk (17): :math:`w_i = w_{i-1} + q_i`, :math:`q_i\sim\mathcal N(0,\tfrac{\sigma_q^2}d I_d)`.
+
+    Returns an array (n_steps + 1, dim) starting at ``start`` (zeros by default).
+    """
+    n = check_int("n_steps", n_steps, low=0)
+    d = check_int("dim", dim, low=1)
+    s2 = check_real("drift_var", drift_var, low=0)
+    start = np.zeros(d) if start is None else check_array("start", start, shape=(d,))
+    rng = as_numpy_rng(rng)
+    steps = np.sqrt(s2 / d) * rng.standard_normal((n, d))
+    return np.vstack([start, start + np.cumsum(steps, axis=0)])
+
+
+def sample_least_squares(problem: DriftingLeastSquares, w_star, agents, batch: int, *, rng=None):
+    r"""Draw ``batch`` fresh samples for each listed agent at common model ``w_star`` (d,).
+
+    Returns ``(h, y)`` with shapes (len(agents), batch, d) and (len(agents), batch):
+    :math:`h\sim\mathcal N(0, v_kI)`, :math:`y = h^\top(w^\star + c_k) + \sigma_n\,\xi`.
+    """
+    if not isinstance(problem, DriftingLeastSquares):
+        raise TypeError(f"problem must be a DriftingLeastSquares, got {type(problem).__name__}.")
+    agents = np.asarray(agents)
+    if agents.ndim != 1 or not np.issubdtype(agents.dtype, np.integer) or np.any(agents < 0) \
+            or np.any(agents >= problem.n_agents):
+        raise ValueError(f"agents must be a 1-D array of indices in [0, {problem.n_agents}), got {agents}.")
+    b = check_int("batch", batch, low=1)
+    w_star = check_array("w_star", w_star, shape=(problem.dim,))
+    rng = as_numpy_rng(rng)
+    h = rng.standard_normal((agents.size, b, problem.dim)) * np.sqrt(problem.feature_var[agents])[:, None, None]
+    targets = problem.agent_optima(w_star)[agents]
+    y = np.einsum("abd,ad->ab", h, targets) + problem.noise_std * rng.standard_normal((agents.size, b))
+    return h, y

@@ -1,0 +1,131 @@
+"""Experiment functions of notebook 08 (Dynamic FL under drift, Rizk et al.); module level for ``sweep`` workers.
+
+Every function draws its problem and agent budgets from ``seed`` (spec C.7 defaults: d = 2, K = 20, L = 7,
+:math:`B_k\\sim U\\{10..20\\}`, :math:`E_k\\sim U\\{1..10\\}`, :math:`v_k\\sim U(0.5, 2)`, :math:`\\sigma_n = 0.5`)
+and returns a JSON-serialisable dict. Simulations use :func:`fedlab.dynamic.algorithms.dynamic_fedavg`
+(vectorised numpy, all step sizes and variances of a call share the random draws).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlab._rng import numpy_rng
+from fedlab._validation import check_int
+from fedlab.dynamic.algorithms import draw_budgets, dynamic_fedavg, dynamic_fedavg_fixed_point
+from fedlab.dynamic.bounds import (dfl_msd_bound, dfl_opt_mu, ls_lemma1_constants, ls_msd_prediction,
+                                   ls_noise_at_opt)
+from fedlab.dynamic.data import DriftingLeastSquares, make_drifting_least_squares
+
+__all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalization_bias", "db"]
+
+
+def db(x):
+    """Decibels, :math:`10\\log_{10}x` (lists in, lists out)."""
+    return (10 * np.log10(np.maximum(np.asarray(x, dtype=float), 1e-300))).tolist()
+
+
+def dfl_setup(seed: int, *, n_agents: int = 20, dim: int = 2, offset_var: float = 0.1, drift_var: float = 0.0,
+              noise_std: float = 0.5, local_steps_range=(1, 10), batch_range=(10, 20)) -> tuple[DriftingLeastSquares, np.ndarray, np.ndarray]:
+    """The seed's problem and agent budgets ``(problem, local_steps, batch)``."""
+    check_int("seed", seed)
+    problem = make_drifting_least_squares(n_agents, dim, offset_var=offset_var, drift_var=drift_var,
+                                          noise_std=noise_std, rng=numpy_rng(seed, 0))
+    e_k, b_k = draw_budgets(n_agents, local_steps_range=local_steps_range, batch_range=batch_range,
+                            rng=numpy_rng(seed, 1))
+    return problem, e_k, b_k
+
+
+def _constants(problem, e_k, b_k, n_active, offset_var):
+    p = problem.with_(offset_var=offset_var)
+    c = ls_lemma1_constants(p.feature_var, p.offsets, b_k, n_active, p.noise_std, e_k)
+    s = ls_noise_at_opt(p.feature_var, p.offsets, b_k, n_active, p.noise_std, e_k)
+    return c, s
+
+
+def dfl_step_sweep(*, lrs=(0.003, 0.01, 0.03, 0.1, 0.3, 1.0), drift_vars=(0.0, 1e-4, 1e-3), offset_var: float = 0.1,
+                   n_agents: int = 20, n_active: int = 7, dim: int = 2, local_steps_max: int = 10,
+                   batch_range=(10, 20), noise_std: float = 0.5, n_iters: int = 4000, tail: int = 2000,
+                   normalize: bool = True, n_grid: int = 200, seed: int = 0) -> dict:
+    """Steady-state MSD against the step size for several drift variances: simulation, bound (C.4), prediction.
+
+    Runs start at the minimiser :math:`w^o_0` (no transient) and the steady state is the mean MSD over the last
+    ``tail`` iterations. Returns lists indexed ``[drift][lr]`` and, per drift, the bound's :math:`\\mu^\\star`
+    (exact and :math:`\\sqrt{\\sigma_q^2/(\\sigma_s^2+\\epsilon^2)}`), the bound and the prediction on a fine
+    log-grid of ``n_grid`` step sizes with the prediction's argmin ``mu_pred_opt``, and the measured argmin over
+    ``lrs``.
+    """
+    problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, offset_var=offset_var, noise_std=noise_std,
+                                  local_steps_range=(1, local_steps_max), batch_range=batch_range)
+    lrs = np.asarray(lrs, dtype=float)
+    drifts = np.asarray(drift_vars, dtype=float)
+    mu_grid, q_grid = np.meshgrid(lrs, drifts)
+    run = dynamic_fedavg(problem, lr=mu_grid.ravel(), drift_var=q_grid.ravel(), n_iters=n_iters, n_active=n_active,
+                         local_steps=e_k, batch=b_k, normalize=normalize, w_init="optimum", seed=seed)
+    steady = run.steady_state(tail).reshape(drifts.size, lrs.size)
+    c, s = _constants(problem, e_k, b_k, n_active, offset_var)
+    fine = np.geomspace(lrs.min(), lrs.max(), n_grid)
+    args = (c["strong_nu"], c["delta"], c["beta_s2"], c["sigma_s2"], c["eps2"])
+    out = {"lrs": lrs.tolist(), "drift_vars": drifts.tolist(), "steady": steady.tolist(), "steady_db": db(steady),
+           "fine_lrs": fine.tolist(), "constants": {k: float(v) for k, v in c.items()}, "noise_at_opt": s,
+           "bound": [], "bound_fine": [], "prediction": [], "prediction_fine": [], "mu_star": [],
+           "mu_star_approx": [], "mu_pred_opt": [], "argmin_measured": [], "local_steps": e_k.tolist(), "batch": b_k.tolist(),
+           "mu_max": 2 * c["strong_nu"] / (c["delta"] ** 2 + c["beta_s2"])}
+    for i, q in enumerate(drifts):
+        out["bound"].append(np.asarray(dfl_msd_bound(lrs, *args, q)).tolist())
+        out["bound_fine"].append(np.asarray(dfl_msd_bound(fine, *args, q)).tolist())
+        out["prediction"].append(np.asarray(ls_msd_prediction(lrs, problem.feature_var, s, q)).tolist())
+        out["prediction_fine"].append(np.asarray(ls_msd_prediction(fine, problem.feature_var, s, q)).tolist())
+        out["mu_star"].append(dfl_opt_mu(*args, q))
+        out["mu_star_approx"].append(dfl_opt_mu(*args, q, exact=False) if q > 0 else 0.0)
+        out["mu_pred_opt"].append(float(fine[int(np.argmin(out["prediction_fine"][-1]))]))
+        out["argmin_measured"].append(float(lrs[int(np.argmin(steady[i]))]))
+    return out
+
+
+def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n_agents: int = 20, n_active: int = 7,
+                        dim: int = 2, local_steps_max: int = 10, batch_range=(10, 20), noise_std: float = 0.5,
+                        n_iters: int = 3000, tail: int = 1000, every: int = 10, normalize: bool = True,
+                        seed: int = 0) -> dict:
+    """MSD(dB) against the iteration from :math:`w_0 = 0` (Fig. 1a/c/d analogues).
+
+    ``lrs``, ``drift_vars`` and ``offset_vars`` are broadcast together (one curve per entry). Returns the curves
+    (every ``every`` iterations), the floor (mean of the last ``tail``), the first iteration within 3 dB of it and the
+    convergence rate: the slope (dB per 100 iterations) of the MSD while it is more than 10 dB above the floor
+    (``nan`` if that transient is shorter than 5 iterations).
+    """
+    problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, noise_std=noise_std,
+                                  local_steps_range=(1, local_steps_max), batch_range=batch_range)
+    run = dynamic_fedavg(problem, lr=lrs, drift_var=drift_vars, offset_var=offset_vars, n_iters=n_iters,
+                         n_active=n_active, local_steps=e_k, batch=b_k, normalize=normalize, seed=seed)
+    floor = run.steady_state(tail)
+    msd_db = run.msd_db()
+    within, decay = [], []
+    for r in range(len(floor)):
+        hits = np.flatnonzero(msd_db[r] <= 10 * np.log10(floor[r]) + 3.0)
+        within.append(int(hits[0]) if hits.size else n_iters)
+        above = np.flatnonzero(msd_db[r] <= 10 * np.log10(floor[r]) + 10.0)   # transient: > 10 dB above the floor
+        stop = int(above[0]) if above.size else n_iters
+        decay.append(float(np.polyfit(np.arange(stop), msd_db[r, :stop], 1)[0] * 100) if stop >= 5 else float("nan"))
+    idx = np.arange(0, n_iters + 1, every)
+    return {"iterations": idx.tolist(), "msd_db": msd_db[:, idx].tolist(), "floor": floor.tolist(),
+            "floor_db": db(floor), "iters_to_3db": within, "decay_db_per_100": decay, "lr": run.lr.tolist(),
+            "drift_var": run.drift_var.tolist(), "offset_var": run.offset_var.tolist()}
+
+
+def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2, offset_var: float = 0.1,
+                           local_steps_max: int = 10, n_iters: int = 3000, seed: int = 0) -> dict:
+    r"""Bias :math:`\|w_\infty - w^o\|` of full-gradient, full-participation Algorithm 1 with normalised
+    (:math:`\mu/E_k`) and plain (:math:`\mu`) local steps: closed form and simulation (spec C.7, fact C7)."""
+    problem, e_k, _ = dfl_setup(seed, n_agents=n_agents, dim=dim, offset_var=offset_var,
+                                local_steps_range=(1, local_steps_max))
+    w_opt = problem.optimum(problem.w_start)
+    out = {"lrs": list(map(float, lrs)), "closed_form": {}, "simulated": {}}
+    for normalize in (True, False):
+        key = "normalized" if normalize else "unnormalized"
+        out["closed_form"][key] = [float(np.linalg.norm(dynamic_fedavg_fixed_point(problem, mu, e_k, normalize=normalize)
+                                                        - w_opt)) for mu in lrs]
+        run = dynamic_fedavg(problem.with_(drift_var=0.0), lr=np.asarray(lrs, float), n_iters=n_iters,
+                             n_active=n_agents, local_steps=e_k, batch=1, normalize=normalize, full_gradient=True,
+                             seed=seed)
+        out["simulated"][key] = np.sqrt(run.msd[:, -1]).tolist()
+    return out

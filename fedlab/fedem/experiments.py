@@ -1,0 +1,519 @@
+r"""Experiment functions of the FedEM notebook (thesis §3.4–3.5; module level so sweep workers can import them).
+
+Every ``*`` experiment takes keyword arguments and a ``seed`` and returns a JSON-serialisable dict,
+so :func:`fedlab.experiments.sweep` can run it over seeds. Data sets and methods are chosen by name
+from the dispatch tables :data:`DATASETS` and :data:`METHODS`. Scores follow the shared
+personalization protocol (:data:`fedlab.algorithms.personalized.PROTOCOL`): test accuracy averaged
+over clients with weights = local test sizes, and the bottom decile of client accuracies.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any, Callable
+
+import networkx as nx
+import numpy as np
+import torch
+
+from fedlab._rng import derive_seed
+from fedlab._validation import check_choice, check_int, check_real
+from fedlab.algorithms import FedAvg, FedProx, Local
+from fedlab.algorithms.fedem import DFedEM, FedEM
+from fedlab.algorithms.personalized import (APFL, ClusteredFL, Ditto, FedAvgPlus, FedRep, FineTuneState,
+                                            PFedMe, history_scores, protocol_scores)
+from fedlab.fedem.data import MixtureDataset, make_digits_mixture, make_synthetic_mixture
+from fedlab.engine import LocalSGD, run
+from fedlab.models import LinearModel, Model
+
+__all__ = [
+    "SYNTHETIC_SMALL",
+    "SYNTHETIC_PAPER",
+    "DIGITS_MIXTURE",
+    "TRAINING",
+    "METHOD_OPTIONS",
+    "DATASETS",
+    "METHODS",
+    "LABELS",
+    "PAPER_TABLE_3_2",
+    "PAPER_TABLE_3_3",
+    "PAPER_TABLE_5",
+    "make_dataset",
+    "model_for",
+    "build_method",
+    "train_method",
+    "erdos_renyi_mixing",
+    "component_cosines",
+    "match_components",
+    "oracle_accuracy",
+    "compare_methods",
+    "effect_of_m",
+    "unseen_clients",
+    "decentralized_vs_server",
+    "cluster_recovery",
+    "opposite_labels_demo",
+]
+
+# ----------------------------------------------------------------------------------------------
+# Configurations
+
+SYNTHETIC_SMALL = {"n_clients": 50, "n_components": 3, "dim": 20, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
+                   "n_max": 300, "n_test": 500}
+"""CPU-size synthetic mixture (personalization spec §10.2)."""
+
+SYNTHETIC_PAPER = {"n_clients": 300, "n_components": 3, "dim": 150, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
+                   "n_max": 1000, "n_test": 500}
+"""The paper's synthetic configuration (T = 300, d = 150), with 500 instead of 5000 test samples per client."""
+
+DIGITS_MIXTURE = {"n_clients": 30, "n_components": 3, "alpha": 0.4, "mode": "permutation", "test_fraction": 0.25}
+"""Digits with three latent label permutations (concept shift)."""
+
+TRAINING = {"rounds": 200, "local_steps": 10, "batch_size": 32, "lr": 0.25}
+"""Shared training budget: every method gets the same rounds, local steps, batch size and step size."""
+
+METHOD_OPTIONS: dict[str, dict] = {
+    "fedprox": {"mu": 0.1},
+    "clustered": {"tol_1": 0.4, "tol_2": 1.6},
+    "pfedme": {"lam": 1.0, "inner_steps": 3},
+    "apfl": {"alpha": 0.5},
+    "ditto": {"lam": 0.1},
+    "fedem": {"n_components": 3},
+    "d-fedem": {"n_components": 3},
+}
+"""Default method options (literature defaults, not tuned here): FedProx μ, Clustered FL tolerances
+(reference code), pFedMe λ, APFL α, Ditto λ, FedEM M."""
+
+# Thesis tables (numbers copied from the thesis; "[P]" facts of the personalization spec §8).
+PAPER_TABLE_3_2 = {  # average / bottom decile, %
+    "FEMNIST": {"Local": (71.0, 57.5), "FedAvg": (78.6, 63.9), "FedProx": (78.9, 64.0), "FedAvg+": (75.3, 53.0),
+                "Clustered FL": (73.5, 55.1), "pFedMe": (74.9, 57.6), "FedEM": (79.9, 64.8)},
+    "EMNIST": {"Local": (71.9, 64.3), "FedAvg": (82.6, 75.0), "FedProx": (83.0, 75.4), "FedAvg+": (83.1, 75.8),
+               "Clustered FL": (82.7, 75.0), "pFedMe": (83.3, 76.4), "FedEM": (83.5, 76.6)},
+    "CIFAR10": {"Local": (70.2, 48.7), "FedAvg": (78.2, 72.4), "FedProx": (78.0, 70.8), "FedAvg+": (82.3, 70.6),
+                "Clustered FL": (78.6, 71.2), "pFedMe": (81.7, 73.6), "FedEM": (84.3, 78.1)},
+    "CIFAR100": {"Local": (31.5, 19.9), "FedAvg": (40.9, 33.2), "FedProx": (41.0, 33.2), "FedAvg+": (39.0, 28.3),
+                 "Clustered FL": (41.5, 34.1), "pFedMe": (41.8, 32.5), "FedEM": (44.1, 35.0)},
+    "Shakespeare": {"Local": (32.0, 16.6), "FedAvg": (46.7, 42.8), "FedProx": (45.7, 41.9), "FedAvg+": (40.0, 25.5),
+                    "Clustered FL": (46.6, 42.7), "pFedMe": (41.2, 36.8), "FedEM": (46.7, 43.0)},
+    "Synthetic": {"Local": (65.7, 58.4), "FedAvg": (68.2, 58.9), "FedProx": (68.2, 59.0), "FedAvg+": (68.9, 60.2),
+                  "Clustered FL": (69.1, 59.0), "pFedMe": (69.2, 61.2), "FedEM": (74.7, 66.7)},
+}
+"""Thesis Table 3.2: test accuracy, average across clients / bottom decile (%)."""
+
+PAPER_TABLE_3_3 = {"Synthetic": {"FedAvg": (68.6, 70.0), "FedAvg+": (69.1, 72.1), "FedEM": (73.0, 74.1)}}
+"""Thesis Table 3.3 (Synthetic row): unseen clients, test (train) accuracy (%)."""
+
+PAPER_TABLE_5 = {"Synthetic": {"Local": 65.7, "FedAvg": 68.2, "FedAvg+": 68.9, "Clustered FL": 69.1, "pFedMe": 69.2,
+                               "FedEM": 74.7, "D-FedEM": 73.8}}
+"""Thesis Table 5 (Synthetic row): D-FedEM vs the others, average test accuracy (%)."""
+
+# ----------------------------------------------------------------------------------------------
+# Data sets and methods by name
+
+
+def _synthetic(seed: int, **kwargs) -> MixtureDataset:
+    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs}, rng=seed)
+
+
+def _synthetic_bug(seed: int, **kwargs) -> MixtureDataset:
+    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs, "replicate_official_bug": True}, rng=seed)
+
+
+def _digits(seed: int, **kwargs) -> MixtureDataset:
+    return make_digits_mixture(**{**DIGITS_MIXTURE, **kwargs}, rng=seed)
+
+
+DATASETS: dict[str, Callable[..., MixtureDataset]] = {
+    "synthetic": _synthetic,
+    "synthetic_bug": _synthetic_bug,
+    "digits": _digits,
+}
+"""Data sets by name: ``DATASETS[name](seed, **overrides) -> MixtureDataset``."""
+
+
+def make_dataset(dataset: str, seed: int, **overrides: Any) -> MixtureDataset:
+    """``DATASETS[dataset](seed, **overrides)``: the data of a seed (the data change with the seed)."""
+    check_choice("dataset", dataset, DATASETS)
+    return DATASETS[dataset](check_int("seed", seed, low=0), **overrides)
+
+
+def model_for(data: MixtureDataset) -> Model:
+    """A linear softmax classifier ``d -> C`` for the data set (a logistic model for the synthetic data)."""
+    return LinearModel(int(np.asarray(data.train.xs[0]).shape[1]), data.train.n_classes)
+
+
+def _opts(name: str, kwargs: dict) -> dict:
+    return {**METHOD_OPTIONS.get(name, {}), **kwargs}
+
+
+METHODS: dict[str, Callable[..., Any]] = {
+    "local": lambda model, solver, **kw: Local(model, solver),
+    "fedavg": lambda model, solver, **kw: FedAvg(model, solver, **kw),
+    "fedprox": lambda model, solver, **kw: FedProx(model, solver, **_opts("fedprox", kw)),
+    "fedavg+": lambda model, solver, **kw: FedAvgPlus(model, solver, **kw),
+    "clustered": lambda model, solver, **kw: ClusteredFL(model, solver, **_opts("clustered", kw)),
+    "pfedme": lambda model, solver, **kw: PFedMe(model, solver, **_opts("pfedme", kw)),
+    "apfl": lambda model, solver, **kw: APFL(model, solver, **_opts("apfl", kw)),
+    "ditto": lambda model, solver, **kw: Ditto(model, solver, **_opts("ditto", kw)),
+    "fedrep": lambda model, solver, **kw: FedRep(model, solver, **kw),
+    "fedem": lambda model, solver, **kw: FedEM(model, solver, **_opts("fedem", kw)),
+    "d-fedem": lambda model, solver, **kw: DFedEM(model, solver, **_opts("d-fedem", kw)),
+}
+"""Chapter-3 methods by name: ``METHODS[name](model, solver, **options)`` -> algorithm.
+``d-fedem`` needs ``mixing_matrix=``."""
+
+LABELS = {"local": "Local", "fedavg": "FedAvg", "fedprox": "FedProx", "fedavg+": "FedAvg+", "clustered": "Clustered FL",
+          "pfedme": "pFedMe", "apfl": "APFL", "ditto": "Ditto", "fedrep": "FedRep", "fedem": "FedEM",
+          "d-fedem": "D-FedEM"}
+
+
+def build_method(name: str, model: Model, solver: LocalSGD, **options: Any):
+    """``METHODS[name](model, solver, **options)`` with the defaults of :data:`METHOD_OPTIONS`."""
+    check_choice("method", name, METHODS)
+    return METHODS[name](model, solver, **options)
+
+
+def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: float, local_steps: int,
+                 batch_size: int, eval_every: int | None = None, **options: Any):
+    """Build and run a method on a :class:`~fedlab.engine.FederatedDataset`; returns ``(algorithm, state, history)``."""
+    solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+    alg = build_method(name, model, solver, **options)
+    state, history = run(alg, data, rounds=rounds, seed=seed, eval_every=eval_every or max(1, rounds // 10),
+                         progress=False)
+    return alg, state, history
+
+
+def _training(kw: dict) -> dict:
+    return {**TRAINING, **kw}
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers
+
+
+def erdos_renyi_mixing(n: int, p: float = 0.5, seed: int = 0, *, weights: str = "fmmc",
+                       self_loops: bool = True, max_tries: int = 100) -> tuple[np.ndarray, nx.Graph]:
+    """A connected Erdős–Rényi graph G(n, p) and its mixing matrix (thesis App. E.9: p = 0.5, FMMC).
+
+    The graph is redrawn (seeds derived from ``seed``) until it is connected.
+
+    Parameters
+    ----------
+    n : int
+    p : float in (0, 1]
+    seed : int
+    weights : {"fmmc", "metropolis", "local_degree"}
+        ``fedlab.mixing`` rule.
+    self_loops : bool
+        FMMC with self-loops (Boyd et al.); ``False`` mimics the reference code.
+    max_tries : int
+
+    Returns
+    -------
+    W : np.ndarray (n, n), graph : networkx.Graph
+    """
+    from fedlab.mixing import fmmc_weights, local_degree_weights, metropolis_weights
+
+    n = check_int("n", n, low=1)
+    p = check_real("p", p, low=0, high=1, low_open=True)
+    check_choice("weights", weights, ("fmmc", "metropolis", "local_degree"))
+    for attempt in range(check_int("max_tries", max_tries, low=1)):
+        graph = nx.gnp_random_graph(n, p, seed=derive_seed(seed, attempt) % (2 ** 32))
+        if nx.is_connected(graph):
+            break
+    else:
+        raise ValueError(f"no connected G({n}, {p}) in {max_tries} draws; increase p.")
+    if weights == "fmmc":
+        return fmmc_weights(graph, self_loops=self_loops), graph
+    rule = metropolis_weights if weights == "metropolis" else local_degree_weights
+    return rule(graph), graph
+
+
+def component_cosines(params: dict, theta: np.ndarray) -> np.ndarray:
+    r"""Cosine between learned and true logistic components, after the best matching permutation.
+
+    A 2-class softmax component with weight rows :math:`w_0, w_1` is the logistic model
+    :math:`w_1 - w_0`; its cosine with each true :math:`\theta_m` is computed and components are matched
+    by the permutation maximising the total cosine.
+
+    Parameters
+    ----------
+    params : dict with ``weight`` of shape (M', 2, d)
+        Stacked components of a :class:`~fedlab.models.LinearModel` (``M'`` learned components).
+    theta : array (M, d)
+
+    Returns
+    -------
+    np.ndarray (M,)
+        Cosine of each true component with its matched learned component (``M' >= M``).
+    """
+    w = params["weight"].detach().to(torch.float64).numpy()
+    if w.ndim != 3 or w.shape[1] != 2:
+        raise ValueError(f"params['weight'] must have shape (M, 2, d), got {w.shape}.")
+    direction = w[:, 1] - w[:, 0]
+    theta = np.asarray(theta, dtype=float)
+    cos = (theta / np.linalg.norm(theta, axis=1, keepdims=True)) @ \
+        (direction / np.maximum(np.linalg.norm(direction, axis=1, keepdims=True), 1e-30)).T
+    if direction.shape[0] < theta.shape[0]:
+        raise ValueError("need at least as many learned components as true ones.")
+    best = max(itertools.permutations(range(direction.shape[0]), theta.shape[0]),
+               key=lambda perm: sum(cos[m, j] for m, j in enumerate(perm)))
+    return np.array([cos[m, j] for m, j in enumerate(best)])
+
+
+def match_components(pi_learned, pi_true) -> tuple[int, ...]:
+    """The permutation ``perm`` of learned components minimising ``sum |pi_learned[:, perm] - pi_true|``."""
+    a, b = np.asarray(pi_learned, dtype=float), np.asarray(pi_true, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"pi_learned and pi_true must have the same shape, got {a.shape} and {b.shape}.")
+    return min(itertools.permutations(range(a.shape[1])), key=lambda perm: np.abs(a[:, list(perm)] - b).sum())
+
+
+def oracle_accuracy(data: MixtureDataset) -> dict:
+    r"""Test accuracy of the Bayes predictor that knows :math:`\Pi^*` and the true components (a ceiling).
+
+    It predicts :math:`\arg\max_y \sum_m \pi^*_{tm} 1\{h^*_m(x) = y\}` with the noise-free component
+    labels :math:`h^*_m` (synthetic: :math:`1\{x^\top\theta_m > 0\}`; permuted digits: :math:`\sigma_m(\text{digit})`),
+    i.e. eq. (3.5) with perfect components. Per-sample latent components are unknown at test time, so
+    with mixed weights even this predictor errs. Label-group digits share :math:`p(y|x)`: the ceiling is 1.
+
+    Returns
+    -------
+    dict
+        ``average`` and ``bottom_decile`` (protocol of :data:`~fedlab.algorithms.personalized.PROTOCOL`) and
+        per-client ``accuracy``.
+    """
+    acc = []
+    gen = data.meta.get("generator")
+    for t in range(data.n_clients):
+        x, y, z = np.asarray(data.test.xs[t], dtype=float), data.test.ys[t], data.z_test[t]
+        if len(y) == 0:
+            acc.append(np.nan)
+            continue
+        if gen == "synthetic_mixture":
+            votes = (x @ data.meta["theta"].T > 0).astype(float) @ data.pi[t]  # weight of label 1
+            pred = (votes > 0.5).astype(int)
+        elif gen == "digits_mixture" and data.meta["mode"] == "permutation":
+            perms = data.meta["permutations"]
+            inverse = np.argsort(perms, axis=1)
+            digit = inverse[np.maximum(z, 0), y]
+            score = np.zeros((len(y), perms.shape[1]))
+            for m in range(perms.shape[0]):
+                score[np.arange(len(y)), perms[m, digit]] += data.pi[t, m]
+            pred = score.argmax(1)
+        else:
+            pred = y
+        acc.append(float(np.mean(pred == y)))
+    acc = np.asarray(acc)
+    return {**protocol_scores({"test_accuracy": acc}, data.test.sizes), "accuracy": acc.tolist()}
+
+
+def _scores(history) -> dict:
+    rounds, avg = history.curve("test_accuracy", "weighted")
+    _, bottom = history.curve("test_accuracy", "bottom_decile")
+    _, train = history.curve("train_accuracy", "weighted")
+    return {**history_scores(history), "train_average": float(train[-1]), "rounds": rounds.tolist(),
+            "curve": avg.tolist(), "bottom_curve": bottom.tolist()}
+
+
+# ----------------------------------------------------------------------------------------------
+# Experiments (module-level, JSON results)
+
+
+def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "fedem"), seed: int = 0,
+                    data_kwargs: dict | None = None, method_kwargs: dict | None = None, eval_every: int | None = None,
+                    **training: Any) -> dict:
+    """Train several methods on the same data and seed; return their protocol scores and curves.
+
+    Parameters
+    ----------
+    dataset : key of :data:`DATASETS`
+    methods : sequence of keys of :data:`METHODS`
+    seed : int
+        Data and training seed.
+    data_kwargs : dict, optional
+        Overrides of the data configuration.
+    method_kwargs : dict, optional
+        ``{method: options}`` overriding :data:`METHOD_OPTIONS`.
+    **training :
+        Overrides of :data:`TRAINING` (``rounds``, ``local_steps``, ``batch_size``, ``lr``).
+
+    Returns
+    -------
+    dict
+        ``{method: {"average", "bottom_decile", "train_average", "rounds", "curve", "bottom_curve",
+        "seconds"}}`` (accuracies in [0, 1]); FedEM entries add ``cosines`` (synthetic) and ``pi_error``.
+    """
+    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    fed = data.federated()
+    model = model_for(data)
+    cfg = _training(training)
+    out = {}
+    for name in methods:
+        opts = dict((method_kwargs or {}).get(name, {}))
+        if name == "d-fedem" and "mixing_matrix" not in opts:
+            opts["mixing_matrix"] = erdos_renyi_mixing(data.n_clients, 0.5, seed)[0]
+        start = time.perf_counter()
+        alg, state, history = train_method(name, fed, model, seed=seed, eval_every=eval_every, **cfg, **opts)
+        res = {**_scores(history), "seconds": time.perf_counter() - start}
+        if name == "fedem":
+            res.update(_mixture_recovery(state, data))
+        if name == "clustered":
+            res["n_clusters"] = int(max(state.clusters)) + 1
+        out[name] = res
+    return out
+
+
+def _mixture_recovery(state, data: MixtureDataset) -> dict:
+    """How well FedEM recovered Θ* and Π* (synthetic data: cosines; any mixture data: π error after matching)."""
+    res = {}
+    m_true, m = data.n_components, state.pi.shape[1]
+    pi = state.pi.numpy()
+    if "theta" in data.meta and m >= m_true:
+        res["cosines"] = component_cosines(state.params, data.meta["theta"]).tolist()
+    if m == m_true:
+        best = list(match_components(pi, data.pi))
+        res["pi_error"] = float(np.abs(pi[:, best] - data.pi).mean())
+    return res
+
+
+def effect_of_m(*, dataset: str = "synthetic", m_values=(1, 2, 3, 4, 5), seed: int = 0,
+                data_kwargs: dict | None = None, eval_every: int | None = None, **training: Any) -> dict:
+    """FedEM with ``M`` components for each ``M`` in ``m_values`` (thesis Fig. 3.1, right).
+
+    Returns ``{"M": [...], "average": [...], "bottom_decile": [...], "curves": [...], "rounds": [...]}``.
+    """
+    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    fed, model, cfg = data.federated(), model_for(data), _training(training)
+    out = {"M": [], "average": [], "bottom_decile": [], "curves": [], "rounds": []}
+    for m in m_values:
+        _, _, history = train_method("fedem", fed, model, seed=seed, n_components=int(m), eval_every=eval_every,
+                                     **cfg)
+        s = _scores(history)
+        out["M"].append(int(m))
+        out["average"].append(s["average"])
+        out["bottom_decile"].append(s["bottom_decile"])
+        out["curves"].append(s["curve"])
+        out["rounds"] = s["rounds"]
+    return out
+
+
+def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n_iter=(1, 50), seed: int = 0,
+                   data_kwargs: dict | None = None, **training: Any) -> dict:
+    """Clients unseen at training (thesis Table 3.3): train on the first 80 % of clients, serve the rest.
+
+    FedAvg serves its global model; FedAvg+ fine-tunes it for one local epoch; FedEM fits only the
+    new clients' weights π with the components frozen, with ``n_iter[0]`` (the thesis' one E-step) and
+    ``n_iter[1]`` EM iterations.
+
+    Returns
+    -------
+    dict
+        ``{label: {"average", "bottom_decile", "train_average"}}`` on the unseen clients, plus
+        ``"seen_fedem"`` (FedEM on the training clients) and ``"pi_entropy"`` (mean entropy of π, seen vs
+        unseen, thesis App. E.11).
+    """
+    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    seen, unseen = data.split_clients(train_fraction)
+    fed_seen, fed_new = seen.federated(), unseen.federated()
+    model, cfg = model_for(data), _training(training)
+    n_test = fed_new.test.n.numpy()
+    out: dict[str, Any] = {}
+
+    def pack(metrics):
+        scores = protocol_scores(metrics, n_test)
+        tr = protocol_scores({"test_accuracy": metrics["train_accuracy"]}, fed_new.train.n.numpy())["average"]
+        return {**scores, "train_average": tr}
+
+    fedavg, state, _ = train_method("fedavg", fed_seen, model, seed=seed, **cfg)
+    out["FedAvg"] = pack(fedavg.evaluate(state, fed_new))
+    plus = FedAvgPlus(model, fedavg.solver)
+    out["FedAvg+"] = pack(plus.adapt(FineTuneState(state.params, state.round, seed), fed_new))
+    fedem, estate, ehist = train_method("fedem", fed_seen, model, seed=seed, **cfg)
+    out["seen_fedem"] = history_scores(ehist)
+    entropies = {}
+    for it in n_iter:
+        pi, metrics = fedem.adapt(estate, fed_new, n_iter=int(it))
+        out[f"FedEM ({int(it)} EM step{'s' if it > 1 else ''})"] = pack(metrics)
+        entropies[int(it)] = float(np.mean(-(pi * np.log(np.maximum(pi, 1e-12))).sum(1)))
+    seen_pi = estate.pi.numpy()
+    out["pi_entropy"] = {"seen": float(np.mean(-(seen_pi * np.log(np.maximum(seen_pi, 1e-12))).sum(1))),
+                         "unseen": entropies}
+    return out
+
+
+def decentralized_vs_server(*, dataset: str = "synthetic", p: float = 0.5, seed: int = 0,
+                            data_kwargs: dict | None = None, server: bool = True, train_with=("fmmc", "metropolis"),
+                            eval_every: int | None = None, **training: Any) -> dict:
+    """FedEM (server) vs D-FedEM on an Erdős–Rényi(p) graph with FMMC and Metropolis weights (thesis Table 5).
+
+    Returns scores of each method (``"FedEM"`` only when ``server``; it is the same run as
+    ``compare_methods(methods=["fedem"])`` with the same arguments), the SLEM of both matrices, D-FedEM's
+    consensus distance per round, and the graph's edge count. ``train_with`` lists the matrices D-FedEM
+    is trained with (the SLEM of both is always reported).
+    """
+    from fedlab.mixing import second_largest_eigenvalue_modulus
+
+    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    fed, model, cfg = data.federated(), model_for(data), _training(training)
+    w_fmmc, graph = erdos_renyi_mixing(data.n_clients, p, seed, weights="fmmc")
+    w_metro = erdos_renyi_mixing(data.n_clients, p, seed, weights="metropolis")[0]
+    out: dict[str, Any] = {"slem": {"fmmc": second_largest_eigenvalue_modulus(w_fmmc),
+                                    "metropolis": second_largest_eigenvalue_modulus(w_metro)},
+                           "edges": graph.number_of_edges()}
+    if server:
+        _, _, h = train_method("fedem", fed, model, seed=seed, eval_every=eval_every, **cfg)
+        out["FedEM"] = _scores(h)
+    for key, label, w in (("fmmc", "D-FedEM (FMMC)", w_fmmc), ("metropolis", "D-FedEM (Metropolis)", w_metro)):
+        if key not in train_with:
+            continue
+        _, _, h = train_method("d-fedem", fed, model, seed=seed, mixing_matrix=w, eval_every=eval_every, **cfg)
+        out[label] = {**_scores(h), "consensus": [e["consensus"] for e in h.log]}
+    return out
+
+
+def cluster_recovery(*, n_components: int = 2, seed: int = 0, data_kwargs: dict | None = None,
+                     **training: Any) -> dict:
+    """FedEM on clustered data (one-hot π*, thesis App. E.12): cluster accuracy and component cosines."""
+    data = make_dataset("synthetic", seed, **{"n_components": n_components, "one_hot_weights": True,
+                                               **(data_kwargs or {})})
+    fed, model, cfg = data.federated(), model_for(data), _training(training)
+    _, state, h = train_method("fedem", fed, model, seed=seed, n_components=n_components, **cfg)
+    truth, learned = data.pi.argmax(1), state.pi.numpy().argmax(1)
+    acc = max(np.mean(np.asarray(perm)[learned] == truth) for perm in itertools.permutations(range(n_components)))
+    return {"cluster_accuracy": float(acc), "cosines": component_cosines(state.params, data.meta["theta"]).tolist(),
+            **history_scores(h)}
+
+
+def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int = 5, seed: int = 0,
+                         **training: Any) -> dict:
+    r"""The impossibility argument in miniature (thesis §3.4): same :math:`p(x)`, contradicting :math:`p(y|x)`.
+
+    Half the clients label :math:`x \sim \mathcal N(0, I_d)` with :math:`y = 1\{w^\top x > 0\}`, the other half
+    with the opposite rule. Other clients' labels carry no usable information for a single shared model:
+    FedAvg ends near chance, Local learns each rule alone; FedEM with M = 2 (the mixture assumption
+    holds: two components) recovers both rules.
+
+    Returns
+    -------
+    dict
+        ``{"Local", "FedAvg", "FedEM (M=2)"}`` -> protocol scores.
+    """
+    from fedlab.engine import FederatedDataset
+
+    rng = np.random.default_rng(derive_seed(seed, 31))
+    w = rng.standard_normal(dim)
+    xs, ys = [], []
+    for k in range(n_clients):
+        x = rng.standard_normal((n_samples, dim)).astype(np.float32)
+        y = (x @ w > 0).astype(np.int64)
+        xs.append(x)
+        ys.append(y if k % 2 == 0 else 1 - y)
+    fed = FederatedDataset.from_client_arrays(xs, ys, test_fraction=0.5, n_classes=2, seed=seed)
+    model, cfg = LinearModel(dim, 2), _training({"rounds": 50, **training})
+    out = {}
+    for label, name, opts in (("Local", "local", {}), ("FedAvg", "fedavg", {}),
+                              ("FedEM (M=2)", "fedem", {"n_components": 2})):
+        _, _, h = train_method(name, fed, model, seed=seed, **cfg, **opts)
+        out[label] = history_scores(h)
+    return out

@@ -1,0 +1,812 @@
+r"""Experiments of the kNN-Per notebook (thesis §3.6–3.7) on scikit-learn's digits.
+
+Setting (personalization spec §10.3): the 1,797 digits split over clients with Dirichlet(α) label
+proportions, each client's data cut 60 % train / 20 % validation / 20 % test; global model
+MLP 64 → 32 → 16 → 10 whose 16-d last hidden layer is the kNN representation. Protocol (thesis
+§3.6.3): hyper-parameters are selected on the validation sets, then the final models are trained on
+train ∪ validation and evaluated on the test sets; "average" is the accuracy weighted by local test
+size (= pooled test accuracy) and "bottom decile" the 10th percentile of client accuracies.
+
+Every function returns a JSON-serialisable dict so that :func:`fedlab.experiments.sweep` can run it.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from fedlab._rng import numpy_rng
+from fedlab._validation import check_choice, check_int, check_real
+from fedlab.algorithms.fedavg import FedAvg
+from fedlab.knnper.algorithms import (LAMBDA_GRID, ClientFeatures, Datastore, accuracy_grid, client_features,
+                                      embedding_dim, personalize)
+from fedlab.algorithms.local import Local
+from fedlab.data import load_digits_arrays, partition_dirichlet
+from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd,
+                           run)
+from fedlab.models import MLP, Model, Params
+
+__all__ = [
+    "PAPER_TABLE_3_5",
+    "PAPER_TABLE_3_6",
+    "PAPER_METHODS",
+    "DIGITS_HIDDEN",
+    "digits_model",
+    "SplitFederation",
+    "concat_clients",
+    "digits_split",
+    "scores",
+    "CHAPTER_METHODS",
+    "make_method",
+    "train_global",
+    "LR_GRID",
+    "compare_methods",
+    "lambda_selection_diagnosis",
+    "unseen_clients",
+    "NewClientFeatures",
+    "new_client_features",
+    "surface_from_features",
+    "capacity_lambda_surface",
+    "knn_vs_global_quality",
+    "distribution_shift",
+    "system_heterogeneity",
+    "cost_table",
+]
+
+# ----------------------------------------------------------------------------------------------
+# Published numbers (thesis Tables 3.5 and 3.6), as data
+
+PAPER_METHODS = ("Local", "FedAvg", "FedAvg+", "ClusteredFL", "Ditto", "FedRep", "APFL", "pFedGP", "kNN-Per")
+
+PAPER_TABLE_3_5 = {  # test accuracy (%): (average, bottom decile); None = not run
+    "FEMNIST": [(71.0, 57.5), (83.4, 68.9), (84.3, 69.4), (83.7, 69.4), (84.3, 71.3), (85.3, 72.7), (84.1, 69.4),
+                None, (88.2, 78.8)],
+    "CIFAR-10": [(57.6, 41.1), (72.8, 59.6), (75.2, 62.3), (73.3, 61.5), (80.0, 66.5), (77.7, 65.2), (78.9, 68.1),
+                 None, (83.0, 71.4)],
+    "CIFAR-10 (v2)": [(82.4, 71.3), (67.9, 60.1), (85.0, 79.6), (79.9, 72.3), (86.3, 80.6), (89.1, 85.3),
+                      (82.6, 76.4), (88.9, 84.1), (93.8, 88.2)],
+    "CIFAR-100": [(31.5, 19.8), (47.4, 36.0), (51.4, 41.1), (47.2, 36.2), (52.0, 41.4), (53.2, 41.7), (51.7, 41.1),
+                  None, (55.0, 43.6)],
+    "CIFAR-100 (v2)": [(45.7, 38.2), (42.3, 34.8), (48.1, 41.9), (43.5, 37.2), (48.7, 40.3), (70.1, 65.2),
+                       (48.3, 42.1), (61.1, 50.0), (74.6, 67.3)],
+    "Shakespeare": [(32.0, 16.0), (48.1, 43.1), (47.0, 42.2), (46.7, 41.4), (47.9, 42.6), (47.2, 42.3), (45.9, 42.4),
+                    None, (51.4, 45.4)],
+}
+"""Thesis Table 3.5, columns :data:`PAPER_METHODS`."""
+
+PAPER_TABLE_3_6 = {  # unseen clients: (test, train) accuracy (%), columns PAPER_METHODS[1:] (no Local)
+    "FEMNIST": [(83.1, 83.3), (84.2, 88.5), (83.2, 86.0), (83.9, 86.9), (85.4, 88.9), (84.2, 85.5), None, (88.1, 90.5)],
+    "CIFAR-10": [(72.9, 72.8), (75.3, 78.2), (73.9, 76.2), (79.7, 84.3), (76.4, 79.5), (79.2, 80.6), None,
+                 (82.4, 87.1)],
+    "CIFAR-10 (v2)": [(67.5, 68.1), (85.1, 85.0), (79.6, 79.9), (85.9, 86.0), (89.0, 89.1), (82.3, 82.5),
+                      (89.0, 88.8), (93.0, 93.1)],
+    "CIFAR-100": [(47.1, 47.5), (50.8, 53.4), (47.1, 48.2), (52.1, 57.3), (53.5, 58.2), (49.1, 52.7), None,
+                  (56.1, 59.3)],
+    "CIFAR-100 (v2)": [(42.1, 42.2), (47.9, 48.1), (43.2, 43.4), (48.8, 48.5), (69.8, 70.0), (48.2, 48.4),
+                       (61.3, 61.0), (74.3, 74.5)],
+    "Shakespeare": [(49.0, 48.3), (49.3, 48.1), (49.4, 46.7), (48.1, 49.2), (48.7, 47.8), (46.1, 52.7), None,
+                    (50.7, 64.2)],
+}
+"""Thesis Table 3.6 (clients unseen at training), columns ``PAPER_METHODS[1:]``."""
+
+# ----------------------------------------------------------------------------------------------
+# Data
+
+DIGITS_HIDDEN = (32, 16)
+
+
+def digits_model(hidden: Sequence[int] = DIGITS_HIDDEN) -> MLP:
+    """The chapter's global model: MLP 64 → 32 → 16 → 10; the representation is the 16-d last hidden layer."""
+    return MLP(64, tuple(hidden), 10)
+
+
+def _arrays(data: ClientData, k: int) -> tuple[np.ndarray, np.ndarray]:
+    x, y, _ = data.client(k)
+    return x.numpy(), y.numpy()
+
+
+def concat_clients(a: ClientData, b: ClientData) -> ClientData:
+    """Client-wise union of two populations of the same clients (e.g. train ∪ validation)."""
+    if a.n_clients != b.n_clients:
+        raise ValueError(f"a and b must have the same number of clients, got {a.n_clients} and {b.n_clients}.")
+    xs, ys = [], []
+    for k in range(a.n_clients):
+        (xa, ya), (xb, yb) = _arrays(a, k), _arrays(b, k)
+        xs.append(np.concatenate([xa, xb]))
+        ys.append(np.concatenate([ya, yb]))
+    return ClientData.from_arrays(xs, ys, allow_empty=True)
+
+
+@dataclass(frozen=True, eq=False)
+class SplitFederation:
+    """Train / validation / test samples of the same K clients."""
+
+    train: ClientData
+    val: ClientData
+    test: ClientData
+    n_classes: int
+
+    def __post_init__(self) -> None:
+        if not (self.train.n_clients == self.val.n_clients == self.test.n_clients):
+            raise ValueError("train, val and test must hold the same clients.")
+
+    @property
+    def n_clients(self) -> int:
+        return self.train.n_clients
+
+    @property
+    def trainval(self) -> ClientData:
+        """Train ∪ validation (what the final models are trained on)."""
+        return concat_clients(self.train, self.val)
+
+    def federated(self, *, with_validation: bool = True) -> FederatedDataset:
+        """``FederatedDataset(train [∪ val], test)``."""
+        return FederatedDataset(self.trainval if with_validation else self.train, self.test, self.n_classes)
+
+    def select(self, clients: Sequence[int]) -> "SplitFederation":
+        """The sub-federation of the given clients."""
+        return SplitFederation(self.train.select(clients), self.val.select(clients), self.test.select(clients),
+                               self.n_classes)
+
+
+def _split_indices(ix: np.ndarray, fractions: tuple[float, float], rng: np.random.Generator):
+    ix = rng.permutation(ix)
+    n = len(ix)
+    n_test = int(math.floor(fractions[1] * n + 0.5))
+    n_val = int(math.floor(fractions[0] * n + 0.5))
+    n_val = min(n_val, n - n_test - 1)
+    return ix[n_test + n_val:], ix[n_test: n_test + n_val], ix[:n_test]
+
+
+def digits_split(n_clients: int = 20, alpha: float = 0.3, seed: int = 0, *, val_fraction: float = 0.2,
+                 test_fraction: float = 0.2, min_size: int = 10, pool: np.ndarray | None = None) -> SplitFederation:
+    r"""Digits over ``n_clients`` with Dirichlet(α) label proportions, each client split train/val/test.
+
+    Parameters
+    ----------
+    n_clients : int
+    alpha : float > 0
+        Dirichlet concentration (small = heterogeneous).
+    seed : int
+        Partition and splits.
+    val_fraction, test_fraction : float
+        Per-client fractions (thesis FEMNIST/Shakespeare protocol: 0.2 and 0.2).
+    min_size : int >= 3
+        Minimum samples per client (the partition is redrawn until it holds).
+    pool : array of int, optional
+        Restrict to these sample indices of the 1,797 digits (the distribution-shift experiment).
+    """
+    check_int("seed", seed, low=0)
+    check_int("min_size", min_size, low=3)
+    val_fraction = check_real("val_fraction", val_fraction, low=0, high=0.5)
+    test_fraction = check_real("test_fraction", test_fraction, low=0, high=0.5)
+    x, y = load_digits_arrays()
+    if pool is not None:
+        pool = np.asarray(pool, dtype=np.int64)
+        x, y = x[pool], y[pool]
+    part = partition_dirichlet(y, n_clients, alpha, min_size=min_size, rng=numpy_rng(seed, 0, 11))
+    rng = numpy_rng(seed, 1, 11)
+    parts = [_split_indices(ix, (val_fraction, test_fraction), rng) for ix in part.indices]
+    make = [ClientData.from_arrays([x[p[j]] for p in parts], [y[p[j]] for p in parts], allow_empty=True)
+            for j in range(3)]
+    return SplitFederation(*make, n_classes=10)
+
+
+def scores(per_client_accuracy, n_test) -> dict[str, float]:
+    """``average`` (weighted by local test size) and ``bottom_decile`` (10th percentile) of client accuracies."""
+    acc = np.asarray(per_client_accuracy, dtype=float)
+    w = np.asarray(n_test, dtype=float)
+    return {"average": REDUCTIONS["weighted"](acc, w), "bottom_decile": REDUCTIONS["bottom_decile"](acc, w)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Methods of the chapter
+
+
+def _personalized():
+    from fedlab.algorithms import personalized
+
+    return personalized
+
+
+def make_method(name: str, model: Model, solver: LocalSGD, *, finetune_epochs: float = 1.0, ditto_lam: float = 0.1,
+                apfl_alpha: float = 0.5, n_components: int = 3):
+    """An engine algorithm of the chapter's comparison by name (see :data:`CHAPTER_METHODS`)."""
+    check_choice("name", name, CHAPTER_METHODS)
+    if name == "fedavg":
+        return FedAvg(model, solver)
+    if name == "local":
+        return Local(model, solver)
+    if name == "fedem":
+        from fedlab.algorithms.fedem import FedEM
+
+        return FedEM(model, solver, n_components=n_components)
+    p = _personalized()
+    if name == "fedavg+":
+        return p.FedAvgPlus(model, solver, finetune_epochs=finetune_epochs)
+    if name == "ditto":
+        return p.Ditto(model, solver, lam=ditto_lam)
+    if name == "apfl":
+        return p.APFL(model, solver, alpha=apfl_alpha)
+    if name == "fedrep":
+        return p.FedRep(model, solver)
+    if name == "clustered":
+        return p.ClusteredFL(model, solver)
+    raise ValueError(f"{name!r} is not an engine method (kNN-Per variants are built on FedAvg).")
+
+
+CHAPTER_METHODS = {
+    "local": "Local",
+    "fedavg": "FedAvg",
+    "fedavg+": "FedAvg+",
+    "clustered": "ClusteredFL",
+    "ditto": "Ditto",
+    "fedrep": "FedRep",
+    "apfl": "APFL",
+    "fedem": "FedEM",
+    "knnper": "kNN-Per",
+    "knnper_shared": "kNN-Per (shared λ)",
+}
+"""Method keys of :func:`compare_methods` and their display names."""
+
+
+def _solver(lr: float, local_steps: int, batch_size: int) -> LocalSGD:
+    return LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+
+
+def train_global(data: FederatedDataset, *, rounds: int, seed: int, lr: float = 10 ** -0.5, local_steps: int = 5,
+                 batch_size: int = 16, hidden: Sequence[int] = DIGITS_HIDDEN, checkpoints: Sequence[int] = ()):
+    """FedAvg's global model on ``data.train``; returns ``(params, seconds, {round: params})`` for the checkpoints."""
+    model = digits_model(hidden)
+    alg = FedAvg(model, _solver(lr, local_steps, batch_size))
+    saved: dict[int, Params] = {}
+    marks = set(int(c) for c in checkpoints)
+
+    def keep(state, info):
+        if state.round in marks:
+            saved[state.round] = {k: v.clone() for k, v in state.params.items()}
+
+    start = time.perf_counter()
+    state, _ = run(alg, data, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False, callback=keep)
+    if 0 in marks:
+        saved[0] = {k: v.clone() for k, v in alg.init(data, seed).params.items()}
+    return state.params, time.perf_counter() - start, saved
+
+
+def _param_count(params: Params) -> int:
+    return int(sum(v.numel() for v in params.values()))
+
+
+LR_GRID = (10 ** -0.5, 10 ** -1.0, 10 ** -1.5)
+"""Step sizes searched in full mode (the first three values of the thesis grid, §3.6.3)."""
+
+
+def _fit(name: str, fed: FederatedDataset, *, lr: float, rounds: int, local_steps: int, batch_size: int, seed: int,
+         **kwargs):
+    """Train one engine method; returns ``(algorithm, state, train_seconds)``."""
+    alg = make_method(name, digits_model(), _solver(lr, local_steps, batch_size), **kwargs)
+    start = time.perf_counter()
+    state, _ = run(alg, fed, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
+    return alg, state, time.perf_counter() - start
+
+
+def _select_lr(name: str, split: SplitFederation, lr_grid: Sequence[float], **kwargs) -> tuple[float, list]:
+    """The step size of ``lr_grid`` with the best validation accuracy (models trained on the train parts)."""
+    fed_val = FederatedDataset(split.train, split.val, split.n_classes)
+    w = split.val.n.numpy().astype(float)
+    vals = []
+    for lr in lr_grid:
+        alg, state, _ = _fit(name, fed_val, lr=float(lr), **kwargs)
+        vals.append(REDUCTIONS["weighted"](np.asarray(alg.evaluate(state, fed_val)["test_accuracy"]), w))
+    return float(lr_grid[int(np.nanargmax(vals))]), vals
+
+
+def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100, lr: float = 10 ** -0.5,
+                    lr_grid: Sequence[float] | None = None, local_steps: int = 5, batch_size: int = 16,
+                    methods: Sequence[str] = tuple(CHAPTER_METHODS), k: int = 10, sigma: float = 1.0,
+                    finetune_epochs: float = 1.0, ditto_lam: float = 0.1, apfl_alpha: float = 0.5,
+                    n_components: int = 3, seed: int = 0) -> dict:
+    r"""kNN-Per against the chapter's baselines on one digits split (thesis Table 3.5 protocol).
+
+    Every engine method is trained on train ∪ validation and scored on the test sets. With ``lr_grid``
+    the step size of each method is first selected on the validation sets (models trained on the train
+    parts), as in the thesis; otherwise every method uses ``lr``. kNN-Per selects :math:`\lambda_t` on
+    validation with a global model trained on the train parts (at FedAvg's step size), then uses the
+    FedAvg model trained on train ∪ validation with a datastore of train ∪ validation (thesis: "retrain
+    on the concatenation"); so kNN-Per with :math:`\lambda = 0` is exactly the FedAvg row. Ditto's
+    penalty and APFL's α are fixed (the thesis tunes them too).
+
+    Returns
+    -------
+    dict
+        ``methods[name] = {"average", "bottom_decile", "per_client", "lr", "train_seconds",
+        "seconds_per_round"}``, plus ``n_train``, ``n_test``, ``n_params``, ``lambdas`` (per-client
+        selection), ``shared_lambda`` and ``diagnosis`` (see :func:`lambda_selection_diagnosis`) when a
+        kNN-Per variant is among ``methods``.
+    """
+    for m in methods:
+        check_choice("methods", m, CHAPTER_METHODS)
+    split = digits_split(n_clients, alpha, seed)
+    fed = split.federated(with_validation=True)
+    model = digits_model()
+    n_test = split.test.n.numpy()
+    common = dict(rounds=rounds, local_steps=local_steps, batch_size=batch_size, seed=seed)
+    extra = dict(finetune_epochs=finetune_epochs, ditto_lam=ditto_lam, apfl_alpha=apfl_alpha,
+                 n_components=n_components)
+    out: dict = {"methods": {}, "n_train": fed.train.n.tolist(), "n_test": n_test.tolist(),
+                 "n_params": _param_count(model.init(torch.Generator().manual_seed(0)))}
+    knn_methods = [m for m in methods if m.startswith("knnper")]
+    engine = [m for m in methods if not m.startswith("knnper")]
+    if knn_methods and "fedavg" not in engine:
+        engine.append("fedavg")
+    fitted: dict = {}
+    for name in engine:
+        lr_m, val_scores = (lr, None) if lr_grid is None else _select_lr(name, split, lr_grid, **common, **extra)
+        alg, state, train_s = _fit(name, fed, lr=lr_m, **common, **extra)
+        start = time.perf_counter()
+        acc = alg.evaluate(state, fed)["test_accuracy"]
+        fitted[name] = (state, train_s, lr_m)
+        if name in methods:
+            out["methods"][name] = {**scores(acc, n_test), "per_client": np.asarray(acc).tolist(), "lr": lr_m,
+                                    "validation_by_lr": val_scores, "train_seconds": train_s,
+                                    "seconds_per_round": train_s / max(rounds, 1),
+                                    "eval_seconds": time.perf_counter() - start}
+    if knn_methods:
+        state, train_s, lr_g = fitted["fedavg"]
+        sel_params, _, _ = train_global(split.federated(with_validation=False), lr=lr_g, **common)
+        out["diagnosis"] = _diagnose(model, sel_params, state.params, split, k=k, sigma=sigma, seed=seed)
+        for name in knn_methods:
+            selection = "client" if name == "knnper" else "shared"
+            start = time.perf_counter()
+            chosen = personalize(model, sel_params, split.train, validation=split.val, k=k, sigma=sigma,
+                                 lambda_selection=selection, seed=seed).lambdas
+            knn = personalize(model, state.params, split.trainval, lam=chosen, k=k, sigma=sigma, seed=seed)
+            acc = knn.evaluate(split.test)["test_accuracy"]
+            out["methods"][name] = {**scores(acc, n_test), "per_client": acc.tolist(), "lr": lr_g,
+                                    "train_seconds": train_s, "seconds_per_round": train_s / max(rounds, 1),
+                                    "eval_seconds": time.perf_counter() - start,
+                                    "datastore_bytes": [int(s.nbytes) for s in knn.datastores]}
+            if selection == "client":
+                out["lambdas"] = chosen.tolist()
+            else:
+                out["shared_lambda"] = float(chosen[0])
+    return out
+
+
+def _diagnose(model: Model, sel_params: Params, final_params: Params, split: SplitFederation, *, k: int,
+              sigma: float, seed: int) -> dict:
+    grid = np.asarray(LAMBDA_GRID)
+    store, val = client_features(model, sel_params, split.train), client_features(model, sel_params, split.val)
+    val_acc = accuracy_grid(store, val, capacities=[1.0], lambdas=grid, k=k, sigma=sigma, seed=seed)[0]  # (L, K)
+    all_tie = int(sum(np.isfinite(a).all() and np.ptp(a) == 0 for a in val_acc.T))
+    test_acc = accuracy_grid(client_features(model, final_params, split.trainval),
+                             client_features(model, final_params, split.test), capacities=[1.0], lambdas=grid, k=k,
+                             sigma=sigma, seed=seed)[0]
+    w = split.test.n.numpy().astype(float)
+
+    def score(idx):
+        return REDUCTIONS["weighted"](np.array([test_acc[i, t] for t, i in enumerate(idx)]), w)
+
+    def pick(a, largest):
+        a = np.nan_to_num(a, nan=0.0)
+        best = np.flatnonzero(a >= a.max() - 1e-12)
+        return int(best.max() if largest else best.min())
+
+    pooled = np.nansum(val_acc * split.val.n.numpy()[None], axis=1)
+    shared = int(np.flatnonzero(pooled >= pooled.max() - 1e-9).min())
+    n = split.n_clients
+    return {"global": score([0] * n), "per_client_smallest": score([pick(a, False) for a in val_acc.T]),
+            "per_client_largest": score([pick(a, True) for a in val_acc.T]), "shared": score([shared] * n),
+            "shared_lambda": float(grid[shared]), "oracle": REDUCTIONS["weighted"](np.nanmax(test_acc, axis=0), w),
+            "validation_sizes": split.val.n.tolist(), "clients_all_tied": all_tie}
+
+
+def lambda_selection_diagnosis(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100,
+                               lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16, k: int = 10,
+                               sigma: float = 1.0, seed: int = 0) -> dict:
+    r"""Why per-client :math:`\lambda_t` gains less than a shared λ: selection noise on tiny validation sets.
+
+    Same protocol as :func:`compare_methods` (which returns the same dict as its ``diagnosis``): select
+    on validation with the train-only global model, evaluate the train ∪ validation model and datastore
+    on test. Reports the test accuracy (weighted average) of: the global model; per-client selection
+    with ties to the smallest λ (the default) and to the largest; the shared λ; and the per-client
+    *oracle* λ (best on each client's own test set, an upper bound no protocol can reach). Also the
+    validation sizes and the number of clients whose validation accuracy is the same for every λ.
+    """
+    split = digits_split(n_clients, alpha, seed)
+    model = digits_model()
+    common = dict(rounds=rounds, seed=seed, lr=lr, local_steps=local_steps, batch_size=batch_size)
+    sel_params, _, _ = train_global(split.federated(with_validation=False), **common)
+    final_params, _, _ = train_global(split.federated(), **common)
+    return _diagnose(model, sel_params, final_params, split, k=k, sigma=sigma, seed=seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Clients unseen at training (thesis Table 3.6)
+
+
+class _HeadOnly(Model):
+    """``model`` whose body parameters are frozen per row; only the given head parameters are trained."""
+
+    def __init__(self, model: Model, body: Params) -> None:
+        super().__init__(model.loss_name)
+        self._base, self._body = model, body
+
+    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
+        return self._base.forward_stacked({**params, **self._body}, x)
+
+    def signature(self) -> tuple:
+        return ("_HeadOnly", self._base.signature(), tuple(sorted(self._body)))
+
+
+def _new_client_steps(rounds: int, local_steps: int) -> int:
+    return max(1, rounds * local_steps)
+
+
+def _adapt_ditto(model: Model, params: Params, data: ClientData, solver: LocalSGD, lam: float, steps: int,
+                 seed: int) -> Params:
+    """Ditto for a new client: personal model from the global one, SGD on f_t(v) + lam/2 |v - w|^2."""
+    start = broadcast(params, data.n_clients)
+    s = LocalSGD(lr=solver.lr, local_steps=steps, batch_size=solver.batch_size, prox_mu=lam)
+    v, _ = local_sgd(model, {k: t.clone() for k, t in start.items()}, data, s, key=(seed, 0, 7), anchor=start,
+                     backend="batched")
+    return v
+
+
+def _adapt_fedrep(model: Model, body: Params, heads_init: Params, data: ClientData, solver: LocalSGD, steps: int,
+                  seed: int) -> Params:
+    """FedRep for a new client: train a head on the frozen shared body, starting from the mean head."""
+    body_rows = broadcast(body, data.n_clients)
+    s = LocalSGD(lr=solver.lr, local_steps=steps, batch_size=solver.batch_size)
+    heads, _ = local_sgd(_HeadOnly(model, body_rows), broadcast(heads_init, data.n_clients), data, s,
+                         key=(seed, 0, 8), backend="batched")
+    return {**body_rows, **heads}
+
+
+def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: float = 0.2, rounds: int = 100,
+                   lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16,
+                   methods: Sequence[str] = ("fedavg", "fedavg+", "ditto", "fedrep", "fedem", "knnper"),
+                   k: int = 10, sigma: float = 1.0, ditto_lam: float = 0.1, finetune_epochs: float = 1.0,
+                   n_components: int = 3, seed: int = 0) -> dict:
+    r"""Train on 80 % of the clients; the others join afterwards and personalise (thesis Table 3.6).
+
+    New-client procedures (thesis §3.6.3): FedAvg uses the global model; FedAvg+ fine-tunes it
+    (``finetune_epochs`` epochs); Ditto trains a personal model with the proximal penalty to the global
+    one; FedRep trains a head on the frozen body; FedEM fits its mixture weights with frozen
+    components; kNN-Per builds its datastore with the downloaded global model (λ chosen on the new
+    client's validation set with the train part as datastore, then datastore = train ∪ validation).
+    Ditto and FedRep new clients run ``rounds × local_steps`` SGD steps (the budget their personal
+    parts get during training). All adapt on train ∪ validation and are scored on their test sets.
+
+    Returns
+    -------
+    dict with ``methods[name] = {"average", "bottom_decile", "train_accuracy", "per_client"}``,
+    ``old_clients``, ``new_clients``.
+    """
+    for m in methods:
+        check_choice("methods", m, CHAPTER_METHODS)
+    check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
+    split = digits_split(n_clients, alpha, seed)
+    perm = numpy_rng(seed, 2, 11).permutation(n_clients)
+    n_new = max(1, int(round(new_fraction * n_clients)))
+    new_ids, old_ids = np.sort(perm[:n_new]), np.sort(perm[n_new:])
+    old, new = split.select(old_ids), split.select(new_ids)
+    fed_old, fed_new = old.federated(), new.federated()
+    model, solver = digits_model(), _solver(lr, local_steps, batch_size)
+    n_test = new.test.n.numpy()
+    steps = _new_client_steps(rounds, local_steps)
+    out: dict = {"methods": {}, "old_clients": old_ids.tolist(), "new_clients": new_ids.tolist()}
+
+    def record(name, metrics):
+        out["methods"][name] = {**scores(metrics["test_accuracy"], n_test),
+                                "train_accuracy": REDUCTIONS["weighted"](np.asarray(metrics["train_accuracy"]),
+                                                                         fed_new.train.n.numpy().astype(float)),
+                                "per_client": np.asarray(metrics["test_accuracy"]).tolist()}
+
+    fedavg_params = None
+    for name in methods:
+        if name in ("knnper", "knnper_shared"):
+            continue
+        alg = make_method(name, model, solver, finetune_epochs=finetune_epochs, ditto_lam=ditto_lam,
+                          n_components=n_components)
+        state, _ = run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
+        if name == "fedavg":
+            fedavg_params = state.params
+            record(name, evaluate(model, broadcast(state.params, n_new), fed_new.train, fed_new.test))
+        elif name in ("fedavg+", "fedem"):
+            res = alg.adapt(state, fed_new)
+            record(name, res[1] if isinstance(res, tuple) else res)
+        elif name == "ditto":
+            v = _adapt_ditto(model, state.params, fed_new.train, solver, ditto_lam, steps, seed)
+            record(name, evaluate(model, v, fed_new.train, fed_new.test))
+        elif name == "fedrep":
+            heads0 = {h: t.mean(0) for h, t in state.personal.items()}
+            p = _adapt_fedrep(model, state.params, heads0, fed_new.train, solver, steps, seed)
+            record(name, evaluate(model, p, fed_new.train, fed_new.test))
+        else:
+            raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
+    for name, selection in (("knnper", "client"), ("knnper_shared", "shared")):
+        if name not in methods:
+            continue
+        if fedavg_params is None:
+            fedavg_params, _, _ = train_global(fed_old, rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
+                                               batch_size=batch_size)
+        lam = personalize(model, fedavg_params, new.train, validation=new.val, k=k, sigma=sigma,
+                          lambda_selection=selection, seed=seed).lambdas
+        knn = personalize(model, fedavg_params, new.trainval, lam=lam, k=k, sigma=sigma, seed=seed)
+        metrics = knn.evaluate(fed_new.train, "train_")
+        metrics.update(knn.evaluate(fed_new.test, "test_"))
+        record(name, metrics)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Capacity × λ surface, λ_opt vs n_t, global-model quality
+
+
+@dataclass(frozen=True, eq=False)
+class NewClientFeatures:
+    """Global model trained on the old clients and the new clients' features (computed once, for sliders)."""
+
+    params: Params
+    store: ClientFeatures
+    query: ClientFeatures
+    validation: ClientFeatures
+    train_store: ClientFeatures
+    n_test: np.ndarray
+    global_accuracy: float
+
+
+def new_client_features(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100, lr: float = 10 ** -0.5,
+                        local_steps: int = 5, batch_size: int = 16, new_fraction: float = 0.5,
+                        seed: int = 0) -> NewClientFeatures:
+    r"""FedAvg on the old clients' train ∪ validation, then the new clients' representations and global predictions.
+
+    ``store`` = new clients' train ∪ validation (the datastore candidates), ``query`` = their test
+    sets, ``validation``/``train_store`` = their validation and train parts (for λ selection).
+    """
+    check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
+    split = digits_split(n_clients, alpha, seed)
+    perm = numpy_rng(seed, 2, 11).permutation(n_clients)
+    n_new = max(1, int(round(new_fraction * n_clients)))
+    old, new = split.select(np.sort(perm[n_new:])), split.select(np.sort(perm[:n_new]))
+    params, _, _ = train_global(old.federated(), rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
+                                batch_size=batch_size)
+    model = digits_model()
+    query = client_features(model, params, new.test)
+    w = new.test.n.numpy().astype(float)
+    glob = np.array([(g.argmax(1) == y).mean() if len(y) else np.nan for g, y in zip(query.proba, query.labels)])
+    return NewClientFeatures(params, client_features(model, params, new.trainval), query,
+                             client_features(model, params, new.val), client_features(model, params, new.train),
+                             new.test.n.numpy(), REDUCTIONS["weighted"](glob, w))
+
+
+def surface_from_features(feats: NewClientFeatures, *, capacities: Sequence[float], lambdas: Sequence[float],
+                          k: int = 10, sigma: float = 1.0, seed: int = 0) -> dict:
+    r"""Accuracy over (capacity, shared λ) of the new clients, and :math:`\lambda_{opt}` per client (on test).
+
+    Returns ``average`` and ``bottom_decile`` (C, L), ``per_client`` (C, L, K), ``store_sizes`` (C, K) and
+    ``lambda_opt`` (C, K): the λ maximising each client's test accuracy (thesis Fig. 3.9; ties resolved
+    by the mean of the tied λ's; -1 for clients without test data).
+    """
+    acc = accuracy_grid(feats.store, feats.query, capacities=capacities, lambdas=lambdas, k=k, sigma=sigma,
+                        seed=seed)
+    w = feats.n_test.astype(float)
+    lam_arr = np.asarray(lambdas, dtype=float)
+    lam_opt = np.array([[float(lam_arr[np.flatnonzero(a >= np.nanmax(a) - 1e-12)].mean()) if np.isfinite(a).any()
+                         else np.nan for a in acc[c].T] for c in range(len(capacities))])
+    sizes = np.array([[int(np.floor(c * n + 1e-9)) for n in feats.store.sizes] for c in capacities])
+    return {"capacities": list(map(float, capacities)), "lambdas": lam_arr.tolist(),
+            "average": [[REDUCTIONS["weighted"](acc[c, j], w) for j in range(len(lam_arr))]
+                        for c in range(len(capacities))],
+            "bottom_decile": [[REDUCTIONS["bottom_decile"](acc[c, j], w) for j in range(len(lam_arr))]
+                              for c in range(len(capacities))],
+            "per_client": np.nan_to_num(acc, nan=-1.0).tolist(), "store_sizes": sizes.tolist(),
+            "lambda_opt": np.nan_to_num(lam_opt, nan=-1.0).tolist(), "global_accuracy": feats.global_accuracy}
+
+
+def capacity_lambda_surface(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100, lr: float = 10 ** -0.5,
+                            local_steps: int = 5, batch_size: int = 16,
+                            capacities: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)),
+                            lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)), k: int = 10,
+                            sigma: float = 1.0, new_fraction: float = 0.5, seed: int = 0) -> dict:
+    r"""Accuracy over (capacity, shared λ) for clients unseen at training (thesis Fig. 3.2/3.3 setting).
+
+    The global model is trained (FedAvg) on the old clients' train ∪ validation and held fixed; each new
+    client's datastore is a random fraction ``capacity`` of its train ∪ validation data (so the global
+    model, hence the representation, does not change with the capacity). See
+    :func:`surface_from_features` for the returned dict.
+    """
+    feats = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr, local_steps=local_steps,
+                                batch_size=batch_size, new_fraction=new_fraction, seed=seed)
+    return surface_from_features(feats, capacities=capacities, lambdas=lambdas, k=k, sigma=sigma, seed=seed)
+
+
+def knn_vs_global_quality(*, alpha: float = 0.3, n_clients: int = 20, checkpoints: Sequence[int] = (5, 10, 20, 50, 100),
+                          lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16, k: int = 10,
+                          sigma: float = 1.0, seed: int = 0) -> dict:
+    r"""kNN accuracy against the global model's accuracy along FedAvg training (thesis Fig. 3.4/3.5 analogue).
+
+    For global checkpoints saved during one FedAvg run (on train ∪ validation), reports the global
+    model's test accuracy, the kNN-only predictor's (:math:`\lambda = 1`, Fig. 3.4) and kNN-Per with
+    :math:`\lambda_t` selected on validation (datastore = train, Fig. 3.5). The thesis checkpoints a
+    centrally trained model; here the checkpoints come from the federated run itself.
+    """
+    split = digits_split(n_clients, alpha, seed)
+    fed = split.federated()
+    rounds = int(max(checkpoints))
+    _, _, saved = train_global(fed, rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
+                               batch_size=batch_size, checkpoints=checkpoints)
+    model = digits_model()
+    w = split.test.n.numpy().astype(float)
+    out = {"rounds": [], "global": [], "knn_only": [], "knnper": []}
+    for r in sorted(saved):
+        params = saved[r]
+        glob = evaluate(model, broadcast(params, split.n_clients), fed.train, fed.test)["test_accuracy"]
+        only = personalize(model, params, split.trainval, lam=1.0, k=k, sigma=sigma).evaluate(split.test)
+        lam = personalize(model, params, split.train, validation=split.val, k=k, sigma=sigma).lambdas
+        tuned = personalize(model, params, split.trainval, lam=lam, k=k, sigma=sigma).evaluate(split.test)
+        out["rounds"].append(r)
+        out["global"].append(REDUCTIONS["weighted"](np.asarray(glob), w))
+        out["knn_only"].append(REDUCTIONS["weighted"](only["test_accuracy"], w))
+        out["knnper"].append(REDUCTIONS["weighted"](tuned["test_accuracy"], w))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Distribution shift (thesis Fig. 3.13) and system heterogeneity (Fig. 3.10)
+
+
+def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10, n_steps: int = 20,
+                       rounds: int = 100, lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16,
+                       lam: float = 0.7, k: int = 5, sigma: float = 1.0,
+                       strategies: Sequence[str] = ("fixed", "fifo", "concat"), seed: int = 0) -> dict:
+    r"""Datastore strategies under a distribution shift at step :math:`k_0` (thesis Fig. 3.13; spec §10.3).
+
+    The digits are split into two disjoint random pools A and B, each partitioned over the same clients
+    with Dirichlet(α) (client t gets :math:`S_t \subset A` and :math:`S'_t \subset B`), 70/30
+    train/test inside each. The global model is trained with FedAvg on the A-train parts. The initial
+    datastore is the first half of :math:`S_t`'s train part; the other half arrives in ``k0`` batches,
+    then :math:`S'_t`'s train part in ``n_steps - k0`` batches. At step j the personalised model is
+    evaluated on :math:`S_t`'s test part (j < k0) or :math:`S'_t`'s (j ≥ k0), then ingests the step's
+    batch with the strategy (``fixed``, ``fifo``, ``concat``).
+
+    Returns
+    -------
+    dict with ``steps``, ``accuracy[strategy]`` (pooled test accuracy per step), ``global`` (the global
+    model's accuracy per step), ``store_size[strategy]`` (mean datastore size per step).
+    """
+    check_int("k0", k0, low=1)
+    check_int("n_steps", n_steps, low=k0 + 1)
+    perm = numpy_rng(seed, 3, 11).permutation(1797)
+    pool_a, pool_b = np.sort(perm[:900]), np.sort(perm[900:])
+    a = digits_split(n_clients, alpha, seed, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_a)
+    b = digits_split(n_clients, alpha, seed + 7919, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_b)
+    params, _, _ = train_global(FederatedDataset(a.train, a.test, 10), rounds=rounds, seed=seed, lr=lr,
+                                local_steps=local_steps, batch_size=batch_size)
+    model = digits_model()
+    fa_tr, fa_te = client_features(model, params, a.train), client_features(model, params, a.test)
+    fb_tr, fb_te = client_features(model, params, b.train), client_features(model, params, b.test)
+    init, batches = [], []
+    for t in range(n_clients):
+        n = len(fa_tr.labels[t])
+        half = n // 2
+        init.append(Datastore(fa_tr.keys[t][:half], fa_tr.labels[t][:half], 10))
+        pieces = [(kk, vv) for kk, vv in zip(np.array_split(fa_tr.keys[t][half:], k0),
+                                             np.array_split(fa_tr.labels[t][half:], k0))]
+        pieces += [(kk, vv) for kk, vv in zip(np.array_split(fb_tr.keys[t], n_steps - k0),
+                                              np.array_split(fb_tr.labels[t], n_steps - k0))]
+        batches.append(pieces)
+    out: dict = {"steps": list(range(n_steps)), "k0": k0, "accuracy": {}, "store_size": {}, "global": []}
+    for j in range(n_steps):
+        te = fa_te if j < k0 else fb_te
+        correct = sum(int((g.argmax(1) == y).sum()) for g, y in zip(te.proba, te.labels))
+        out["global"].append(correct / sum(len(y) for y in te.labels))
+    for strategy in strategies:
+        stores = list(init)
+        accs, sizes = [], []
+        for j in range(n_steps):
+            te = fa_te if j < k0 else fb_te
+            correct, total = 0, 0
+            for t, store in enumerate(stores):
+                q, g, y = te.keys[t], te.proba[t], te.labels[t]
+                if len(y) == 0:
+                    continue
+                p = g if len(store) == 0 else lam * store.proba(q, k=k, sigma=sigma) + (1 - lam) * g
+                correct += int((p.argmax(1) == y).sum())
+                total += len(y)
+            accs.append(correct / total)
+            sizes.append(float(np.mean([len(s) for s in stores])))
+            stores = [s.update(*batches[t][j], strategy=strategy) for t, s in enumerate(stores)]
+        out["accuracy"][strategy] = accs
+        out["store_size"][strategy] = sizes
+    return out
+
+
+def system_heterogeneity(*, alpha: float = 0.3, n_clients: int = 20, delta_cs: Sequence[float] = (0.0, 0.1, 0.2, 0.3,
+                                                                                                    0.4, 0.45),
+                         rounds: int = 100, lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16,
+                         new_fraction: float = 0.5, lam: float | None = None, k: int = 10, sigma: float = 1.0,
+                         features: NewClientFeatures | None = None, seed: int = 0) -> dict:
+    r"""Weak and strong new clients with capacities :math:`1/2 \mp \Delta C` (thesis Fig. 3.10).
+
+    Half the new clients (alternately) are weak, half strong; the total memory is constant. λ is selected
+    per client on its validation set (datastore = train part at the client's capacity) unless ``lam``
+    is given. ``features`` (from :func:`new_client_features`) skips training the global model again.
+    Returns the average test accuracy of all new clients, the weak and the strong ones.
+    """
+    if features is None:
+        features = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr,
+                                       local_steps=local_steps, batch_size=batch_size, new_fraction=new_fraction,
+                                       seed=seed)
+    feats = features
+    store_tr, store_all, val, test = feats.train_store, feats.store, feats.validation, feats.query
+    n_new = test.n_clients
+    if n_new < 2:
+        raise ValueError(f"system_heterogeneity needs at least 2 new clients, got {n_new}; raise new_fraction.")
+    weak = np.arange(n_new) % 2 == 0
+    w = feats.n_test.astype(float)
+    out = {"delta_c": list(map(float, delta_cs)), "all": [], "weak": [], "strong": []}
+    for dc in delta_cs:
+        dc = check_real("delta_c", dc, low=0, high=0.5)
+        caps = np.where(weak, 0.5 - dc, 0.5 + dc)
+        acc = np.zeros(n_new)
+        for t in range(n_new):
+            one = lambda f: type(f)([f.keys[t]], [f.proba[t]], [f.labels[t]])  # noqa: E731
+            if lam is None:
+                grid = accuracy_grid(one(store_tr), one(val), capacities=[caps[t]], lambdas=LAMBDA_GRID, k=k,
+                                     sigma=sigma, seed=seed + t)[0, :, 0]
+                grid = np.nan_to_num(grid, nan=0.0)
+                lam_t = float(np.asarray(LAMBDA_GRID)[np.flatnonzero(grid >= grid.max() - 1e-12)].min())
+            else:
+                lam_t = lam
+            acc[t] = accuracy_grid(one(store_all), one(test), capacities=[caps[t]], lambdas=[lam_t], k=k,
+                                   sigma=sigma, seed=seed + t)[0, 0, 0]
+        out["all"].append(REDUCTIONS["weighted"](acc, w))
+        out["weak"].append(REDUCTIONS["weighted"](acc[weak], w[weak]))
+        out["strong"].append(REDUCTIONS["weighted"](acc[~weak], w[~weak]))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Section 3.7: cost and memory, measured
+
+
+def cost_table(method: str, model: Model, n_train, *, n_components: int = 3) -> dict:
+    r"""Bytes a client uploads per round and the memory it keeps, for one method (float32 parameters).
+
+    FedEM sends and stores :math:`M` models; Ditto and APFL keep a personal model next to the global
+    one; FedRep uploads only the body; kNN-Per uploads like FedAvg and stores the model plus a datastore
+    of :math:`n_t` keys of dimension :math:`p` (float32) and labels (int64).
+
+    Parameters
+    ----------
+    method : key of :data:`CHAPTER_METHODS`
+    model : Model
+    n_train : array-like (K,)
+        Local dataset sizes (datastore sizes for kNN-Per).
+
+    Returns
+    -------
+    dict with ``upload_bytes`` (per round, per participating client) and ``memory_bytes`` (K,) lists.
+    """
+    check_choice("method", method, CHAPTER_METHODS)
+    params = model.init(torch.Generator().manual_seed(0))
+    p_bytes = 4 * _param_count(params)
+    n = np.asarray(n_train, dtype=np.int64)
+    head = 4 * sum(int(v.numel()) for v in list(params.values())[-2:])
+    upload = {"local": 0, "fedem": n_components * p_bytes, "fedrep": p_bytes - head}.get(method, p_bytes)
+    if method == "fedem":
+        memory = np.full(len(n), n_components * p_bytes + 8 * n_components)
+    elif method in ("ditto", "apfl"):
+        memory = np.full(len(n), 2 * p_bytes)
+    elif method.startswith("knnper"):
+        memory = p_bytes + n * (4 * embedding_dim(model) + 8)
+    else:
+        memory = np.full(len(n), p_bytes)
+    return {"upload_bytes": int(upload), "memory_bytes": memory.astype(int).tolist()}

@@ -1,0 +1,189 @@
+"""Plots of the kNN-Per chapter; every ``plot_*`` returns ``(fig, data)`` with the plotted arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlab._validation import check_array
+from fedlab.knnper.bounds import knn_rate, lambda_preference_threshold, theorem_3_6_1
+from fedlab.plots import figure_axes
+
+__all__ = [
+    "plot_accuracy_surface",
+    "plot_lambda_curves",
+    "plot_lambda_opt",
+    "plot_quality",
+    "plot_shift",
+    "plot_prediction",
+    "plot_bound",
+]
+
+
+def plot_accuracy_surface(capacities, lambdas, accuracy, *, marker=None, ax=None, title: str | None = None):
+    """Heat map of accuracy over (λ, capacity) (thesis Fig. 3.2/3.3 in one picture).
+
+    Parameters
+    ----------
+    capacities : array (C,)
+    lambdas : array (L,)
+    accuracy : array (C, L)
+    marker : (lam, capacity), optional
+        Point to highlight (e.g. the slider setting).
+    """
+    caps = check_array("capacities", capacities, ndim=1)
+    lams = check_array("lambdas", lambdas, ndim=1)
+    acc = check_array("accuracy", accuracy, shape=(len(caps), len(lams)))
+    fig, ax = figure_axes(ax, (5, 3.8))
+    im = ax.imshow(acc, origin="lower", aspect="auto", cmap="viridis",
+                   extent=(lams[0] - 0.05, lams[-1] + 0.05, caps[0] - 0.05, caps[-1] + 0.05))
+    fig.colorbar(im, ax=ax, label="test accuracy")
+    best = np.unravel_index(np.nanargmax(acc), acc.shape)
+    ax.plot(lams[best[1]], caps[best[0]], "w*", ms=12, label=f"best {acc[best]:.3f}")
+    if marker is not None:
+        ax.plot(marker[0], marker[1], "rx", ms=10, mew=2, label="slider")
+    ax.set_xlabel("λ (weight of the kNN model)")
+    ax.set_ylabel("capacity (fraction of local data)")
+    ax.legend(fontsize=8, loc="lower right")
+    if title:
+        ax.set_title(title)
+    return fig, {"capacities": caps, "lambdas": lams, "accuracy": acc, "best": (float(lams[best[1]]),
+                                                                                 float(caps[best[0]]))}
+
+
+def plot_lambda_curves(lambdas, curves: dict, *, ax=None, xlabel: str = "λ", ylabel: str = "test accuracy",
+                       title: str | None = None):
+    """One accuracy curve per setting: ``curves[label] = values (L,)`` or ``runs (S, L)`` (mean ± std band)."""
+    lams = check_array("lambdas", lambdas, ndim=1)
+    fig, ax = figure_axes(ax)
+    data = {}
+    for label, values in curves.items():
+        runs = np.atleast_2d(np.asarray(values, dtype=float))
+        if runs.shape[1] != len(lams):
+            raise ValueError(f"curve {label!r} has {runs.shape[1]} points, expected {len(lams)}.")
+        mean, std = runs.mean(0), runs.std(0)
+        ax.plot(lams, mean, marker="o", ms=3, label=str(label))
+        if len(runs) > 1:
+            ax.fill_between(lams, mean - std, mean + std, alpha=0.2)
+        data[label] = {"x": lams, "mean": mean, "std": std}
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig, data
+
+
+def plot_lambda_opt(sizes, lambda_opt, *, ax=None):
+    """Scatter of :math:`\\lambda_{opt}` against the datastore size :math:`n_t` (thesis Fig. 3.9), with a trend line."""
+    n = check_array("sizes", sizes).ravel()
+    lam = check_array("lambda_opt", lambda_opt).ravel()
+    if n.shape != lam.shape:
+        raise ValueError(f"sizes and lambda_opt must have the same number of points, got {n.size} and {lam.size}.")
+    ok = (lam >= 0) & (n > 0)
+    fig, ax = figure_axes(ax)
+    ax.scatter(n[ok], lam[ok], s=12, alpha=0.6)
+    corr = float(np.corrcoef(n[ok], lam[ok])[0, 1]) if ok.sum() > 2 and np.std(lam[ok]) > 0 else float("nan")
+    if ok.sum() > 2:
+        slope, icpt = np.polyfit(n[ok], lam[ok], 1)
+        xs = np.linspace(n[ok].min(), n[ok].max(), 20)
+        ax.plot(xs, icpt + slope * xs, "k--", lw=1, label=f"linear fit (corr {corr:.2f})")
+        ax.legend(fontsize=8)
+    ax.set_xlabel("datastore size $n_t$")
+    ax.set_ylabel("$\\lambda_{opt}$ (on test)")
+    return fig, {"sizes": n[ok], "lambda_opt": lam[ok], "correlation": corr}
+
+
+def plot_quality(global_acc, knn_acc: dict, *, ax=None):
+    """kNN accuracy against the global model's accuracy along training (thesis Fig. 3.4/3.5)."""
+    g = check_array("global_acc", global_acc, ndim=1)
+    fig, ax = figure_axes(ax)
+    data = {"global": g}
+    for label, values in knn_acc.items():
+        v = check_array(label, values, shape=(len(g),))
+        ax.plot(g, v, marker="o", label=label)
+        data[label] = v
+    lo, hi = float(min(g.min(), *(np.min(v) for v in data.values()))), 1.0
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":", label="y = x")
+    ax.set_xlabel("global model test accuracy")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=8)
+    return fig, data
+
+
+def plot_shift(steps, accuracy: dict, k0: int, *, baseline=None, ax=None):
+    """Accuracy per step for each datastore strategy, with the shift at ``k0`` (thesis Fig. 3.13)."""
+    x = check_array("steps", steps, ndim=1)
+    fig, ax = figure_axes(ax, (6, 3.4))
+    data = {}
+    for label, values in accuracy.items():
+        v = check_array(label, values, shape=(len(x),))
+        ax.plot(x, v, marker="o", ms=3, label=label)
+        data[label] = v
+    if baseline is not None:
+        b = check_array("baseline", baseline, shape=(len(x),))
+        ax.plot(x, b, color="grey", ls="--", label="global model")
+        data["global"] = b
+    ax.axvline(k0 - 0.5, color="red", lw=0.8)
+    ax.text(k0 - 0.4, ax.get_ylim()[0] + 0.02, "shift", color="red", fontsize=8)
+    ax.set_xlabel("time step")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=8)
+    return fig, data
+
+
+def plot_prediction(p_knn, p_global, lam: float, *, true_label: int | None = None, ax=None):
+    """Bars of :math:`p_{kNN}`, :math:`p_{global}` and their mixture (3.33) for one input."""
+    q = check_array("p_knn", p_knn, ndim=1)
+    g = check_array("p_global", p_global, shape=(len(q),))
+    mix = lam * q + (1 - lam) * g
+    fig, ax = figure_axes(ax, (5, 3))
+    x = np.arange(len(q))
+    for off, vals, label in ((-0.27, q, "kNN"), (0.0, g, "global"), (0.27, mix, f"mixture λ={lam:.2f}")):
+        ax.bar(x + off, vals, width=0.27, label=label)
+    if true_label is not None:
+        ax.axvline(true_label, color="k", lw=0.8, ls=":")
+    ax.set_xticks(x)
+    ax.set_xlabel("class")
+    ax.set_ylabel("probability")
+    ax.legend(fontsize=8)
+    return fig, {"p_knn": q, "p_global": g, "mixture": mix, "prediction": int(mix.argmax())}
+
+
+def plot_bound(L_star: float, disc: float, n: float, p: float, d_H: float, gamma1: float, gamma2: float, *,
+               n_t_values=(10, 100, 1000, 10_000), lambdas=None, n_t_range=None, axes=None):
+    """Theorem 3.6.1 explorer: the bound against λ for several :math:`n_t`, and against :math:`n_t` at λ = 0 and 1.
+
+    Returns ``(fig, data)`` with the curves and the threshold :math:`n_t^\\star`
+    (:func:`~fedlab.knnper.bounds.lambda_preference_threshold`).
+    """
+    import matplotlib.pyplot as plt
+
+    lams = np.linspace(0, 1, 21) if lambdas is None else check_array("lambdas", lambdas, ndim=1)
+    thr = lambda_preference_threshold(L_star, disc, n, p, d_H, gamma1, gamma2)
+    if n_t_range is None:
+        hi = 1e6 if not np.isfinite(thr) else max(1e3, 100 * thr)
+        n_t_range = np.logspace(0, np.log10(min(hi, 1e12)), 60)
+    nts = check_array("n_t_range", n_t_range, ndim=1)
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    fig = axes[0].figure
+    data = {"lambdas": lams, "vs_lambda": {}, "n_t": nts, "threshold": thr}
+    for n_t in n_t_values:
+        b = theorem_3_6_1(lams, L_star, disc, n_t, n, p, d_H, gamma1, gamma2)
+        axes[0].plot(lams, b, label=f"$n_t$ = {n_t:g}")
+        data["vs_lambda"][n_t] = b
+    axes[0].set_xlabel("λ")
+    axes[0].set_ylabel("bound (3.38)")
+    axes[0].legend(fontsize=8)
+    b0 = theorem_3_6_1(0.0, L_star, disc, nts, n, p, d_H, gamma1, gamma2)
+    b1 = theorem_3_6_1(1.0, L_star, disc, nts, n, p, d_H, gamma1, gamma2)
+    axes[1].semilogx(nts, b0, label="λ = 0 (global model)")
+    axes[1].semilogx(nts, b1, label="λ = 1 (1-NN)")
+    if np.isfinite(thr):
+        axes[1].axvline(thr, color="red", lw=0.8, ls="--", label=f"$n_t^*$ = {thr:.3g}")
+    axes[1].set_xlabel("local datastore size $n_t$")
+    axes[1].set_ylabel("bound (3.38)")
+    axes[1].set_title(f"p = {p:g}: ρ = √p n_t^(-1/(p+1))", fontsize=9)
+    axes[1].legend(fontsize=8)
+    data.update(bound_lambda0=b0, bound_lambda1=b1, rate=knn_rate(nts, p))
+    fig.tight_layout()
+    return fig, data

@@ -1,0 +1,9 @@
+"""Notebook 09 (``notebooks/09_markovian_streams.ipynb``): streaming FL with Markovian data (Huynh, Egan, Neglia, Gorce).
+
+Entry points
+------------
+- ``data.make_markov_regression``: clients whose samples follow a Markov chain;
+- ``algorithms.run_streaming_fl``: Minibatch SGD, Local SGD and Local SGD-M (Algorithms 1–3);
+- ``bounds.minibatch_bound`` / ``bounds.local_sgd_bound`` / ``bounds.local_sgdm_bound``: the complexities;
+- ``experiments.markov_experiment``: error floors against mixing time, clients and local steps.
+"""

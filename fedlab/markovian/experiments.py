@@ -1,0 +1,133 @@
+"""Experiment functions of notebook 09 (streaming FL with Markovian data, Huynh et al.); module level for ``sweep``.
+
+:func:`markov_experiment` runs Minibatch SGD, Local SGD and Local SGD-M (:mod:`fedlab.markovian.algorithms`,
+vectorised numpy) on the paper's regression (§5) for a grid of client mixing times and stream modes, with
+``n_replicas`` independent problems and streams per seed, all rows in one vectorised simulation, and returns
+JSON-serialisable curves and floors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlab._rng import numpy_rng
+from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab.markovian.algorithms import run_streaming_fl
+from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound, two_state_mixing_time
+from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
+                                   two_state_streams)
+
+__all__ = ["markov_experiment", "markov_problems", "loglog_slope", "explicit_bounds"]
+
+
+def markov_problems(seed: int, n_clients: int, n_replicas: int, *, dim: int = 10, reg_lambda: float = 0.01,
+                    optima: str = "per_client") -> list:
+    """The ``n_replicas`` regression problems of a seed (replica r uses ``numpy_rng(seed, 0, r)``)."""
+    check_int("seed", seed)
+    return [make_markov_regression(n_clients, dim=dim, reg_lambda=reg_lambda, optima=optima,
+                                   rng=numpy_rng(seed, 0, r)) for r in range(check_int("n_replicas", n_replicas, low=1))]
+
+
+def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int = 500, mixing_times=(100.0,),
+                      mapping: str = "inverse", modes=("markov", "iid"), start: str = "state0",
+                      algorithms=("minibatch", "local", "local_momentum"), lr_global: float = 0.01,
+                      lr_local: float = 0.001, momentum_beta: float = 0.1, reg_lambda: float = 0.01, dim: int = 10,
+                      n_replicas: int = 3, init: str = "zeros", tail: float = 0.8, every: int = 5,
+                      seed: int = 0) -> dict:
+    r"""Gradient-norm curves and floors of the three algorithms for each (mixing time, stream mode).
+
+    Parameters
+    ----------
+    n_clients, n_local, n_rounds : int
+        M, K (samples = local steps per round), T.
+    mixing_times : sequence of float >= 1
+        Client mixing times :math:`\tau_m`, mapped to flip probabilities by ``mapping``
+        (:func:`fedlab.markovian.data.flip_prob_from_mixing_time`; ``"inverse"``: p = 1/τ_m).
+    modes : subset of ``STREAM_MODES``
+        ``"markov"`` (dependent batches), ``"independent"`` (restart from π every round), ``"iid"`` (same marginals).
+    start : {"state0", "stationary"}
+    lr_global, lr_local, momentum_beta : float
+        γ, η, β (paper: 0.01, 0.001, 0.1).
+    init : {"zeros", "optimum"}
+        :math:`w_0 = 0` (the paper's setting: transient + noise) or the minimiser of F (only the stationary
+        noise floor remains, the regime where the :math:`\tau\sigma^2/(MK)` term of the bounds is measured).
+    tail : float in (0, 1]
+        Floors are means of :math:`\|\nabla F(w_t)\|^2` over the last ``tail`` fraction of rounds.
+    every : int
+        Curves are kept every ``every`` rounds.
+
+    Returns
+    -------
+    dict with ``rounds``, ``keys`` (``"tau|mode"`` labels), ``flip_prob`` and ``exact_mixing_time`` per τ_m, and
+    per algorithm ``curves[alg][key]`` (replica mean), ``floor[alg][key]`` and ``average[alg][key]``
+    (per replica; ``average`` = :math:`\frac1T\sum_{t<T}\|\nabla F(w_t)\|^2`).
+    """
+    m = check_int("n_clients", n_clients, low=1)
+    k = check_int("n_local", n_local, low=1)
+    t = check_int("n_rounds", n_rounds, low=1)
+    r = check_int("n_replicas", n_replicas, low=1)
+    every = check_int("every", every, low=1)
+    tail = check_real("tail", tail, low=0, high=1, low_open=True)
+    check_choice("start", start, STARTS)
+    check_choice("init", init, ("zeros", "optimum"))
+    modes = list(modes)
+    for mode in modes:
+        check_choice("modes", mode, STREAM_MODES)
+    taus = check_array("mixing_times", mixing_times, ndim=1)
+    flips = np.atleast_1d(flip_prob_from_mixing_time(taus, mapping))
+    problems = markov_problems(seed, m, r, dim=dim, reg_lambda=reg_lambda)
+    w0 = np.stack([p.minimizer() for p in problems]) if init == "optimum" else np.zeros((r, dim))
+    rows_problem, rows_states, rows_w0, keys = [], [], [], []
+    for i_tau, p in enumerate(flips):
+        for i_mode, mode in enumerate(modes):
+            keys.append(f"{taus[i_tau]:g}|{mode}")
+            for rep in range(r):
+                rows_problem.append(problems[rep])
+                rows_w0.append(w0[rep])
+                rows_states.append(two_state_streams(p, n_clients=m, n_rounds=t, n_local=k, mode=mode, start=start,
+                                                     rng=numpy_rng(seed, 1, rep, i_tau, i_mode)))
+    runs = run_streaming_fl(rows_problem, np.stack(rows_states), algorithms=algorithms, lr_global=lr_global,
+                            lr_local=lr_local, momentum_beta=momentum_beta, w0=np.stack(rows_w0), seed=seed)
+    idx = np.arange(0, t + 1, every)
+    out = {"rounds": idx.tolist(), "keys": keys, "mixing_times": taus.tolist(), "flip_prob": flips.tolist(),
+           "exact_mixing_time": np.atleast_1d(two_state_mixing_time(flips)).tolist(), "modes": modes,
+           "curves": {}, "floor": {}, "average": {}, "final": {}}
+    for alg, run in runs.items():
+        g = run.grad_norm2.reshape(len(keys), r, t + 1)
+        n_tail = max(1, int(round(tail * t)))
+        out["curves"][alg] = {key: g[i].mean(0)[idx].tolist() for i, key in enumerate(keys)}
+        out["floor"][alg] = {key: g[i, :, -n_tail:].mean(1).tolist() for i, key in enumerate(keys)}
+        out["average"][alg] = {key: g[i, :, :-1].mean(1).tolist() for i, key in enumerate(keys)}
+        out["final"][alg] = {key: g[i, :, -1].tolist() for i, key in enumerate(keys)}
+    return out
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (the exponent of a power law y ∝ x^a)."""
+    x = check_array("x", x, ndim=1)
+    y = check_array("y", y, ndim=1, shape=(x.size,))
+    if x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
+        raise ValueError("loglog_slope needs at least two points with positive x and y.")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def explicit_bounds(constants: dict, *, n_clients: int, n_local: int, n_rounds: int, mixing_time: float,
+                    tv_sum: float = 0.0, lr_global: float = 0.01, lr_local: float = 0.001,
+                    momentum_beta: float = 0.1) -> dict:
+    """The three explicit bounds of spec D.3 evaluated with a problem's constants (``MarkovRegression.constants``).
+
+    The step sizes are those of the experiment; the bounds' own step conditions (γ ≤ 1/L, ηK ≤ 1/(10Lδ²),
+    γ ≤ β/(√60 L)) are reported in ``conditions`` rather than enforced, since the paper's step sizes do not
+    always satisfy them.
+    """
+    c = constants
+    common = dict(n_rounds=n_rounds, mixing_time=mixing_time, sigma2=c["sigma2"], n_clients=n_clients,
+                  n_local=n_local, tv_sum=tv_sum)
+    return {
+        "minibatch": minibatch_bound(c["delta0"], lr_global, **common),
+        "local": local_sgd_bound(c["delta0"], lr_local, smooth_L=c["smooth_L"], het_theta2=c["het_theta2"],
+                                 het_delta2=c["het_delta2"], check_step=False, **common),
+        "local_momentum": local_sgdm_bound(c["delta0"], c["smooth_L"], momentum_beta, lr_global, **common),
+        "conditions": {"minibatch gamma <= 1/L": lr_global <= 1 / c["smooth_L"],
+                       "local eta*K <= 1/(10 L delta^2)": lr_local * n_local <= 1 / (10 * c["smooth_L"] * c["het_delta2"]),
+                       "local_momentum gamma <= beta/(sqrt(60) L)": lr_global <= momentum_beta / (np.sqrt(60) * c["smooth_L"])},
+    }

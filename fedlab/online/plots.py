@@ -1,0 +1,148 @@
+"""Plots of the online-mixtures chapter (thesis §4.4): regret curves with bounds, the bound panel, weight paths."""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlab._validation import check_array, check_int
+from fedlab.online.bounds import fem_omd_regret_bound, regret_crossover_horizon
+from fedlab.plots import plot_curves
+from fedlab.plots import figure_axes
+
+__all__ = ["plot_regret", "plot_regret_bounds", "plot_weight_paths"]
+
+
+def plot_regret(curves: dict, *, bounds: dict | None = None, ax=None, loglog: bool = False, per_step: bool = False,
+                title: str | None = None):
+    r"""Average regret :math:`\bar R_t` (mean ± std over seeds) with optional bound curves (dashed).
+
+    Parameters
+    ----------
+    curves : dict
+        ``{label: (t, runs)}`` with ``runs`` of shape (n_seeds, T).
+    bounds : dict, optional
+        ``{label: (t, values)}``, drawn dashed.
+    ax : matplotlib Axes, optional
+    loglog : bool
+        Logarithmic axes (a straight line of slope 1 is linear regret, 1/2 is :math:`\sqrt t`).
+    per_step : bool
+        Plot :math:`\bar R_t / t` instead of :math:`\bar R_t` (bounds are divided too).
+    title : str, optional
+
+    Returns
+    -------
+    fig, data
+        ``data[label] = {"x", "mean", "std"}`` for the curves, ``data["bounds"][label] = {"x", "y"}``.
+    """
+    fig, ax = figure_axes(ax)
+    scaled = {}
+    for label, (t, runs) in curves.items():
+        t = check_array(f"curves[{label!r}] t", t, ndim=1)
+        runs = np.atleast_2d(check_array(f"curves[{label!r}] runs", runs, finite=False))
+        if runs.shape[1] != t.shape[0]:
+            raise ValueError(f"curves[{label!r}]: runs have {runs.shape[1]} points, t has {t.shape[0]}.")
+        scaled[label] = (t, runs / t if per_step else runs)
+    _, data = plot_curves(scaled, ax=ax, xlabel="time step t", ylabel=r"$\bar R_t/t$" if per_step else r"$\bar R_t$")
+    data["bounds"] = {}
+    for label, (t, values) in (bounds or {}).items():
+        t = check_array(f"bounds[{label!r}] t", t, ndim=1)
+        y = check_array(f"bounds[{label!r}] values", values, shape=t.shape)
+        y = y / t if per_step else y
+        ax.plot(t, y, ls="--", lw=1.2, label=label)
+        data["bounds"][label] = {"x": t, "y": y}
+    if loglog:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_regret_bounds(horizons, n_components: int, n_values, *, ax=None, **constants):
+    r"""The bound of (4.42) against T for several n, with the crossovers.
+
+    The curves are :math:`c_{omd}G\sqrt{T\log m} + D_{\mathcal X}c_{err}T/\sqrt n`.
+
+    A vertical line marks, for each n, the horizon :math:`T^\times = n\log(m)/4` (default constants) beyond
+    which the :math:`T/\sqrt n` term dominates (:func:`~fedlab.online.bounds.regret_crossover_horizon`).
+
+    Parameters
+    ----------
+    horizons : array (H,)
+        Positive horizons.
+    n_components : int
+    n_values : sequence of int
+        Samples per step n.
+    ax : matplotlib Axes, optional
+    **constants
+        ``grad_bound``, ``c_omd``, ``diam_x``, ``c_err`` of :func:`~fedlab.online.bounds.fem_omd_regret_bound`.
+
+    Returns
+    -------
+    fig, data
+        ``data[n] = {"T", "bound", "crossover"}``.
+    """
+    t = check_array("horizons", horizons, ndim=1)
+    m = check_int("n_components", n_components, low=1)
+    fig, ax = figure_axes(ax)
+    data = {}
+    for i, n in enumerate(n_values):
+        n = check_int("n_values", n, low=1)
+        bound = np.asarray(fem_omd_regret_bound(t, m, n, **constants), dtype=float)
+        cross = regret_crossover_horizon(m, n, **constants)
+        line, = ax.plot(t, bound, label=f"n = {n}")
+        ax.axvline(cross, color=line.get_color(), ls=":", lw=1)
+        data[n] = {"T": t, "bound": bound, "crossover": cross}
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("horizon T")
+    ax.set_ylabel("regret bound")
+    ax.set_title(r"$\sqrt{T\log m} + 2T/\sqrt{n}$ (dotted: crossover $T = n\log(m)/4$)", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_weight_paths(pi, pi_star, *, ax=None, window: int = 20, title: str | None = None):
+    r"""Played weights :math:`\pi_{t,c}` of one client against its environment :math:`\pi^*_{t,c}`.
+
+    :math:`\pi^*` is drawn as dots (it is re-drawn every step) and as its running mean over ``window`` steps;
+    the solid lines are the weights the client plays.
+
+    Parameters
+    ----------
+    pi : array (T+1, m) or (T, m)
+        Played weights (the last row, after the final step, is dropped when there are T+1 rows).
+    pi_star : array (T, m)
+    ax : matplotlib Axes, optional
+    window : int
+        Width of the running mean, >= 1.
+    title : str, optional
+
+    Returns
+    -------
+    fig, data
+        ``{"t", "pi", "pi_star", "pi_star_smooth"}``.
+    """
+    ps = check_array("pi_star", pi_star, ndim=2, nonnegative=True)
+    p = check_array("pi", pi, ndim=2, nonnegative=True)
+    if p.shape[0] == ps.shape[0] + 1:
+        p = p[:-1]
+    if p.shape != ps.shape:
+        raise ValueError(f"pi must have shape {ps.shape} (or one more row), got {np.shape(pi)}.")
+    window = check_int("window", window, low=1)
+    fig, ax = figure_axes(ax, (6, 3.2))
+    t = np.arange(1, ps.shape[0] + 1)
+    kernel = np.ones(window) / window
+    smooth = np.stack([np.convolve(ps[:, j], kernel, mode="full")[: len(t)] / np.minimum(t, window) * window
+                       for j in range(ps.shape[1])], axis=1)
+    for j in range(ps.shape[1]):
+        line, = ax.plot(t, p[:, j], lw=1.6, label=rf"$\pi_{{t,{j}}}$ played")
+        ax.scatter(t, ps[:, j], s=4, color=line.get_color(), alpha=0.25)
+        ax.plot(t, smooth[:, j], ls="--", lw=1, color=line.get_color())
+    ax.set_xlabel("time step t")
+    ax.set_ylabel("mixture weight")
+    ax.set_ylim(-0.02, 1.02)
+    default = rf"played $\pi_{{t,c}}$ (solid), $\pi^*_{{t,c}}$ (dots, dashed: {window}-step mean)"
+    ax.set_title(title or default, fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    return fig, {"t": t, "pi": p, "pi_star": ps, "pi_star_smooth": smooth}

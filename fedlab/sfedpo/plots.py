@@ -1,0 +1,255 @@
+r"""Plots of the SFedPO chapter: state trajectories, sampling ratios, Theorem 1's decomposition, Theorem 2,
+bound sweeps and the simulation results.
+
+Every ``plot_*`` returns ``(fig, data)`` with the plotted arrays in ``data``.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from fedlab._validation import check_array, check_int
+from fedlab.plots import figure_axes
+
+__all__ = [
+    "plot_state_trajectories",
+    "plot_sampling_ratios",
+    "plot_client_scores",
+    "plot_bound_decomposition",
+    "plot_bound_sweep",
+    "plot_theorem2",
+    "plot_method_curves",
+    "plot_bound_vs_accuracy",
+    "plot_oracle_sweep",
+]
+
+_TERMS = ("init", "variance", "local_variance", "drift_t1", "drift_t2", "drift_t3", "last")
+_TERM_LABELS = {"init": "F(x¹)/(TηR)", "variance": "Lησ² Σp²q", "local_variance": "(5/3)Lησ² Σpq",
+                "drift_t1": "(5/3)Σpq·t₁ (heterogeneity)", "drift_t2": "(5/3)Σpq·t₂ (buffer variance)",
+                "drift_t3": "(5/3)Σpq·t₃ (mismatch with w)", "last": "1/R term"}
+
+
+def plot_state_trajectories(states, *, n_steps: int = 1, clients: Sequence[int] | None = None, max_steps: int = 100,
+                            ax=None, title: str | None = None):
+    r"""Latent state of a few clients over time steps (colour = state); round boundaries every ``n_steps``.
+
+    Parameters
+    ----------
+    states : array-like (N, S) of int
+        E.g. ``TemporalShiftDataset.states``.
+    n_steps : int
+        T (vertical lines between rounds).
+    clients : sequence of int, optional
+        Rows to show (default: the first 6).
+    max_steps : int
+    """
+    st = check_array("states", states, ndim=2, dtype=np.int64)
+    n_steps = check_int("n_steps", n_steps, low=1)
+    rows = list(range(min(6, st.shape[0]))) if clients is None else [check_int("clients", c, low=0,
+                                                                              high=st.shape[0] - 1) for c in clients]
+    shown = st[rows, : check_int("max_steps", max_steps, low=1)]
+    fig, ax = figure_axes(ax, (7, 0.45 * len(rows) + 1.2))
+    ax.imshow(shown, aspect="auto", cmap="tab20", interpolation="nearest", vmin=0, vmax=max(19, int(st.max())))
+    for x in np.arange(n_steps, shown.shape[1], n_steps):
+        ax.axvline(x - 0.5, color="white", lw=0.5)
+    ax.set_yticks(range(len(rows)), [f"client {c}" for c in rows])
+    ax.set_xlabel("time step")
+    ax.set_title(title or "latent state (colour) per time step")
+    changes = (np.diff(st, axis=1) != 0).mean()
+    return fig, {"states": shown, "clients": rows, "change_rate": float(changes)}
+
+
+def plot_sampling_ratios(alphas: Mapping[str, np.ndarray], *, pi=None, axes=None):
+    r"""Heatmaps of sampling ratios :math:`\alpha_{n,m}` (clients × states), one panel per strategy.
+
+    Parameters
+    ----------
+    alphas : dict label -> array (N, M)
+    pi : array-like (N, M), optional
+        States a client never visits (:math:`\pi_{n,m} = 0`) are greyed out.
+    """
+    import matplotlib.pyplot as plt
+
+    if not alphas:
+        raise ValueError("alphas must hold at least one strategy.")
+    mats = {k: check_array(f"alphas[{k!r}]", v, ndim=2, nonnegative=True) for k, v in alphas.items()}
+    if axes is None:
+        fig, axes = plt.subplots(1, len(mats), figsize=(3.6 * len(mats), 3.2), squeeze=False)
+        axes = axes[0]
+    else:
+        fig = np.atleast_1d(axes)[0].figure
+    mask = None if pi is None else np.asarray(pi) <= 0
+    for ax, (label, a) in zip(np.atleast_1d(axes), mats.items()):
+        shown = np.ma.masked_where(mask, a) if mask is not None else a
+        im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("state m")
+        ax.set_ylabel("client n")
+    fig.colorbar(im, ax=list(np.atleast_1d(axes)), shrink=0.8, label="α_{n,m}")
+    return fig, {"alphas": mats}
+
+
+def plot_client_scores(scores: Mapping[str, Sequence[float]], *, ax=None, ylabel: str = "Q_n = t₁ + t₂ + t₃"):
+    """Grouped bars of a per-client quantity (e.g. :math:`Q_n`) for several strategies."""
+    if not scores:
+        raise ValueError("scores must hold at least one strategy.")
+    vals = {k: check_array(f"scores[{k!r}]", v, ndim=1) for k, v in scores.items()}
+    n = {len(v) for v in vals.values()}
+    if len(n) != 1:
+        raise ValueError("every strategy needs one value per client.")
+    n = n.pop()
+    fig, ax = figure_axes(ax, (7, 3))
+    width = 0.8 / len(vals)
+    for i, (label, v) in enumerate(vals.items()):
+        ax.bar(np.arange(n) + (i - (len(vals) - 1) / 2) * width, v, width=width, label=label)
+    ax.set_xlabel("client n")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return fig, {"scores": vals}
+
+
+def plot_bound_decomposition(result: Mapping, *, ax=None, strategies: Sequence[str] | None = None):
+    r"""Stacked bars of Theorem 1's bound, term by term (each term times :math:`18/\sum p_nq_n`).
+
+    Parameters
+    ----------
+    result : dict
+        Output of :func:`fedlab.sfedpo.experiments.bound_explorer`.
+    strategies : keys of ``result`` to show (default: ``result["strategies"]``).
+    """
+    names = list(result["strategies"] if strategies is None else strategies)
+    if not names:
+        raise ValueError("no strategy to plot.")
+    parts = np.array([[result[s]["terms"][t] * result[s]["terms"]["prefactor"] for t in _TERMS] for s in names])
+    fig, ax = figure_axes(ax, (6, 3.4))
+    bottom = np.zeros(len(names))
+    for j, t in enumerate(_TERMS):
+        ax.bar(range(len(names)), parts[:, j], bottom=bottom, label=_TERM_LABELS[t])
+        bottom += parts[:, j]
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_ylabel("Theorem 1 bound (6)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig, {"strategies": names, "terms": list(_TERMS), "parts": parts, "totals": bottom}
+
+
+def plot_bound_sweep(x, values: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str = "Theorem 1 bound",
+                     ax=None, marker: float | None = None):
+    """Lines ``values[label]`` against ``x`` (a bound against buffer size, shift speed or oracle error)."""
+    x = check_array("x", x, ndim=1)
+    if not values:
+        raise ValueError("values must hold at least one curve.")
+    fig, ax = figure_axes(ax)
+    data = {"x": x}
+    for label, v in values.items():
+        v = check_array(f"values[{label!r}]", v, shape=x.shape)
+        ax.plot(x, v, marker=".", label=label)
+        data[label] = v
+    if marker is not None:
+        ax.axvline(marker, color="gray", ls=":", lw=1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_theorem2(sweep: Mapping, *, K: float | None = None, ax=None):
+    r"""Theorem 2: measured :math:`|\mathcal B(\hat\alpha,\hat p) - \mathcal B(\alpha,p)|` against
+    :math:`\sum_n\delta_n`.
+
+    Points are single draws, the line their mean per :math:`\varepsilon`; ``K`` (e.g. from
+    :func:`fedlab.sfedpo.bounds.theorem2_constants`) adds the first-order bound :math:`K\sum\delta` (log axes).
+    """
+    gaps = np.asarray(sweep["abs_gaps"], dtype=float)
+    deltas = np.asarray(sweep["delta_sums"], dtype=float)
+    md, mg = np.asarray(sweep["mean_delta_sum"], dtype=float), np.asarray(sweep["mean_abs_gap"], dtype=float)
+    keep, pos = deltas > 1e-9, md > 1e-9  # eps = 0 has no error to plot on log axes
+    fig, ax = figure_axes(ax)
+    ax.scatter(deltas[keep], gaps[keep], s=6, alpha=0.4, color="tab:blue", label="single forecasts")
+    ax.plot(md[pos], mg[pos], "o-", color="tab:red", ms=4, label="mean per ε")
+    data = {"delta": deltas, "gap": gaps, "mean_delta": md, "mean_gap": mg}
+    if pos.any():
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    if K is not None and pos.any():
+        xs = np.geomspace(md[pos].min(), md.max(), 50)
+        ax.plot(xs, K * xs, "k--", lw=1, label=f"first-order bound K·Σδ (K = {K:.3g})")
+        data["K_line"] = K * xs
+    ax.set_xlabel("Σ_n δ_n = Σ ||π̂_n − π_n||₁")
+    ax.set_ylabel("|B(α̂, p̂) − B(α, p)|")
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_method_curves(row: Mapping, *, methods: Sequence[str] | None = None, labels: Mapping[str, str] | None = None,
+                       relative: bool = False, ax=None, title: str | None = None):
+    """Accuracy curves (mean ± std over seeds) of a :func:`fedlab.sfedpo.experiments.summarize` row.
+
+    With ``relative`` the curves are the paired differences to the row's baseline (``diff_curves``).
+    """
+    methods = list(row["methods"] if methods is None else methods)
+    key = "diff_curves" if relative else "curves"
+    if relative and not row.get(key):
+        raise ValueError("this row has no diff_curves (the baseline was not run).")
+    x = np.asarray(row["rounds"])
+    fig, ax = figure_axes(ax)
+    data = {"rounds": x}
+    for m in methods:
+        mean, std = (np.asarray(v, dtype=float) for v in row[key][m])
+        label = (labels or {}).get(m, m)
+        ax.plot(x, mean, label=label)
+        ax.fill_between(x, mean - std, mean + std, alpha=0.15)
+        data[m] = {"mean": mean, "std": std}
+    ax.set_xlabel("round")
+    ax.set_ylabel(f"accuracy − {row.get('baseline', 'baseline')} (pp)" if relative
+                  else "accuracy on the global objective (%)")
+    if relative:
+        ax.axhline(0, color="gray", lw=0.8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_bound_vs_accuracy(rows: Sequence[Mapping], *, baseline: str = "fedavg_buffer",
+                           methods: Sequence[str] | None = None, key: str = "scenario", ax=None):
+    r"""For each method and config: relative change of the bound vs the baseline (x) against the paired accuracy
+    difference (y, pp, mean ± std). Points left of 0 improve the bound; points above 0 improve accuracy."""
+    fig, ax = figure_axes(ax, (5.2, 3.6))
+    data = {}
+    markers = "osD^v<>"
+    for i, row in enumerate(rows):
+        ms = [m for m in (row["methods"] if methods is None else methods)
+              if m != baseline and m in row["methods"] and np.isfinite(row[m]["bound"][0])]
+        b0 = row[baseline]["bound"][0]
+        xs = np.array([100 * (row[m]["bound"][0] - b0) / b0 for m in ms])
+        ys = np.array([row[m]["diff"][0] for m in ms])
+        es = np.array([row[m]["diff"][1] for m in ms])
+        ax.errorbar(xs, ys, yerr=es, fmt=markers[i % len(markers)], capsize=2, label=str(row.get(key, i)))
+        for x, y, m in zip(xs, ys, ms):
+            ax.annotate(m.replace("sfedpo", "SF").replace("fedavg_", ""), (x, y), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points")
+        data[str(row.get(key, i))] = {"methods": ms, "bound_change_pct": xs, "acc_diff": ys, "acc_std": es}
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.axvline(0, color="gray", lw=0.8)
+    ax.set_xlabel(f"Theorem 1 bound vs {baseline} (%)")
+    ax.set_ylabel(f"accuracy − {baseline} (pp)")
+    ax.legend(fontsize=7, title=key, title_fontsize=7)
+    return fig, data
+
+
+def plot_oracle_sweep(eps, means: Mapping[str, Sequence[float]], stds: Mapping[str, Sequence[float]] | None = None,
+                      *, ax=None, ylabel: str = "accuracy (%)"):
+    """Accuracy against the oracle perturbation ε (one line per scenario; Table 3)."""
+    eps = check_array("eps", eps, ndim=1, nonnegative=True)
+    fig, ax = figure_axes(ax)
+    data = {"eps": eps}
+    for label, m in means.items():
+        m = check_array(f"means[{label!r}]", m, shape=eps.shape)
+        s = np.zeros_like(m) if stds is None else check_array(f"stds[{label!r}]", stds[label], shape=eps.shape)
+        ax.errorbar(eps, m, yerr=s, marker="o", capsize=2, label=label)
+        data[label] = {"mean": m, "std": s}
+    ax.set_xlabel("oracle perturbation ε")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return fig, data

@@ -1,0 +1,136 @@
+"""Experiment functions and plot helpers of the availability chapter."""
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from fedlab.availability.algorithms.cafed import cafed_tradeoff
+from fedlab.availability.experiments import (AVAILABILITY_DATASETS, DEFAULT_LR, availability_setup,
+                                             estimator_errors, run_availability)
+from fedlab.availability.plots import (plot_availability_raster, plot_chain_memory, plot_client_weights,
+                                       plot_group_weights, plot_minimizer_path, plot_tradeoff)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+@pytest.mark.parametrize("dataset", sorted(AVAILABILITY_DATASETS))
+def test_setup_is_seed_deterministic(dataset):
+    data, pop, trace, prior = availability_setup(dataset, 12, 20, seed=3, t_prior=5)
+    data2, pop2, trace2, prior2 = availability_setup(dataset, 12, 20, seed=3, t_prior=5)
+    assert data.n_clients == 12 and trace.shape == (20, 12) and prior.shape == (5, 12)
+    assert np.array_equal(trace, trace2) and np.array_equal(pop.group, pop2.group)
+    assert np.array_equal(data.train.x.numpy(), data2.train.x.numpy())
+    _, pop0, _, _ = availability_setup(dataset, 12, 20, seed=3, nu=0.0)
+    assert np.array_equal(pop0.group, pop.group) and np.all(np.abs(pop0.client_lambda) < 0.1)
+    assert dataset in DEFAULT_LR
+
+
+def test_run_availability_results_are_json_and_consistent():
+    res = {m: run_availability(dataset="digits", method=m, rounds=15, n_clients=8, seed=0, kappa2=1e6)
+           for m in ("unbiased", "cafed", "more_available")}
+    for r in res.values():
+        json.dumps(r)
+        assert len(r["rounds"]) == 16 and len(r["accuracy"]) == 16
+        assert 0 <= r["final_accuracy"] <= 1 and r["max_accuracy"] >= r["final_accuracy"]
+        assert r["at"] == 15 and set(r["group_weights"]) == set(r["group_names"])
+    assert res["cafed"]["accuracy"] == res["unbiased"]["accuracy"]  # kappa2 = 1e6: identical run
+    assert "availability" in res["cafed"] and "group_exclusion" in res["cafed"]
+    assert res["more_available"]["group_weights"]["less available, correlated"] == 0
+    assert res["unbiased"]["mean_included"] == pytest.approx(res["unbiased"]["mean_available"])
+
+
+def test_run_availability_bayes_and_validation():
+    r = run_availability(dataset="leaf", method="f3ast", rounds=5, n_clients=8, estimator="bayes", t_prior=20,
+                         f3ast_k=2, seed=1)
+    assert max(r["included"]) <= 2
+    with pytest.raises(ValueError, match="method"):
+        run_availability(method="fedsgd", rounds=2)
+    with pytest.raises(ValueError, match="dataset"):
+        run_availability(dataset="mnist", rounds=2)
+
+
+def test_estimator_errors_decrease():
+    out = estimator_errors([10, 1000, 100], n_clients=40, seeds=(0, 1))
+    pi_err, lam_err = np.mean(out["pi_error"], 0), np.mean(out["lambda_error"], 0)
+    assert out["priors"] == [10, 1000, 100]
+    assert pi_err[1] < pi_err[2] < pi_err[0] and lam_err[1] < lam_err[0]
+
+
+def test_plot_raster_and_chain_memory():
+    trace = np.array([[1, 0, 1], [1, 1, 0]], bool)
+    fig, data = plot_availability_raster(trace, group=[1, 0, 1], group_names=("a", "b"), excluded=[[2], [0]])
+    assert data["order"].tolist() == [1, 0, 2]
+    assert data["image"].tolist() == [[0, 1], [1, 2], [2, 0]]
+    fig, data = plot_chain_memory(0.1, [0.0, 0.9], lags=5, trace=np.ones((50, 2), bool), trace_lambda=0.9)
+    np.testing.assert_allclose(data["curves"][0.9], 0.1 + 0.9 ** np.arange(6) * 0.9)
+    np.testing.assert_allclose(data["empirical"], 1.0)
+
+
+def test_plot_tradeoff_and_weights():
+    alpha, pi = np.full(6, 1 / 6), np.array([0.9, 0.9, 0.1, 0.1, 0.1, 0.1])
+    lam, gap = np.array([0, 0, 0.9, 0.8, 0, 0]), np.array([0.05, 0.07, 0.6, 0.4, 0.3, 0.2])
+    path = cafed_tradeoff(alpha, pi, lam, gap, np.logspace(-3, 1, 9))
+    fig, data = plot_tradeoff(path["kappa2"], path["opt"], path["bias"], path["n_excluded"], current=0.3)
+    np.testing.assert_allclose(data["total"], path["total"])
+    fig, data = plot_client_weights(path["q"][4], path["p"][4], alpha, excluded=path["excluded"][4], group=[0, 0, 1, 1, 2, 2])
+    assert data["excluded"].tolist() == path["excluded"][4]
+    fig, data = plot_group_weights({"A": {"g1": (0.5, 0.1), "g2": 0.2}, "B": {"g1": 0.3, "g2": (0.1, 0.0)}})
+    np.testing.assert_allclose(data["groups"]["g1"]["mean"], [0.5, 0.3])
+    np.testing.assert_allclose(data["groups"]["g1"]["std"], [0.1, 0.0])
+    with pytest.raises(ValueError, match="at least one"):
+        plot_group_weights({})
+    fig, data = plot_minimizer_path([0.0, 1.0], [[0.1, 0.9], [0.9, 0.1]], [0.9, 0.1], b0=0.5)
+    assert data["q_star"].shape == (2, 2)
+
+
+def test_labels_configs_and_seed_stats():
+    from fedlab.availability.experiments import by_label, comparison_configs, method_label, seed_stats
+
+    assert method_label({"method": "cafed", "kappa2": 0.1}) == "CA-Fed (κ̄²=0.1)"
+    assert method_label({"method": "unbiased", "nu": 0.0}) == "Unbiased (ν=0)"
+    assert method_label({"method": "adafed"}) == "AdaFed"
+    configs = comparison_configs("leaf", kappa2_grid=[1.0, 10.0], rounds=3)
+    labels = [method_label(c) for c in configs]
+    assert labels == ["Unbiased", "More available", "Less correlated", "AdaFed", "CA-Fed (κ̄²=1)", "CA-Fed (κ̄²=10)",
+                      "Unbiased (ν=0)"]
+    assert all(c["rounds"] == 3 and c["dataset"] == "leaf" for c in configs)
+    records = [{"config": {"method": "adafed"}, "seed": s, "result": {"x": float(s)}} for s in (0, 1)]
+    records += [{"config": {"method": "unbiased"}, "seed": s, "result": {"x": 2.0 * s}} for s in (0, 1)]
+    records.append({"config": {"method": "f3ast"}, "seed": 0, "result": None, "error": "boom"})
+    grouped = by_label(records)
+    assert set(grouped) == {"AdaFed", "Unbiased"}
+    assert seed_stats(grouped["AdaFed"], "x") == (0.5, 0.5)
+    assert seed_stats(grouped["Unbiased"], "x", grouped["AdaFed"]) == (0.5, 0.5)
+    with pytest.raises(ValueError, match="no seeds"):
+        seed_stats({}, "x")
+    with pytest.raises(ValueError, match="method"):
+        method_label({"method": "nope"})
+
+
+def test_thesis_setup_constants():
+    """Spec §6.1.6: g = 0.4 gives pi in {0.9, 0.1}; nu = 0.9; eps = 0.01; N = 100."""
+    from fedlab.availability.data import make_population
+
+    pop = make_population(100, layout="thesis4", rng=0)
+    assert set(np.round(pop.client_pi, 12)) == {0.9, 0.1}
+    corr = np.isin(pop.group, [0, 2])
+    np.testing.assert_allclose(pop.client_lambda[corr], 0.9)
+    assert np.abs(pop.client_lambda[~corr]).max() < 0.05 and np.abs(pop.client_lambda[~corr]).std() < 0.02
+    assert np.bincount(pop.group).tolist() == [25, 25, 25, 25]
+
+
+@pytest.mark.parametrize("n_clients", [24, 100])
+def test_digits_federation_scales_to_thesis_size(n_clients):
+    from fedlab.availability.experiments import digits_federation
+
+    data = digits_federation(n_clients, seed=0)
+    assert data.n_clients == n_clients and int(data.train.n.min()) >= 3

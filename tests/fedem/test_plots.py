@@ -1,0 +1,53 @@
+"""Plot helpers of the FedEM chapter: assert on the returned data, never on pixels."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from fedlab.algorithms.fedem import gmm_em
+from fedlab.data import make_gaussian_mixture
+from fedlab.fedem.plots import (plot_effect_of_m, plot_gmm_em, plot_method_bars, plot_simplex,
+                                simplex_coordinates)
+
+
+def teardown_function():
+    plt.close("all")
+
+
+def test_plot_gmm_em():
+    s = make_gaussian_mixture(2, 2, 200, means=[[-4, 0], [4, 0]], rng=0)
+    trace = gmm_em(s.x, 2, n_iter=5, rng=0)
+    fig, data = plot_gmm_em(s.x, trace, 5)
+    assert data["means"].shape == (2, 2) and data["assignment"].shape == (200,)
+    assert np.allclose(data["weights"], trace.weights[5, 0]) and data["iteration"] == 5
+    assert len(np.unique(data["assignment"])) == 2
+    with pytest.raises(ValueError, match="iteration"):
+        plot_gmm_em(s.x, trace, 6)
+    with pytest.raises(ValueError, match="2 columns"):
+        plot_gmm_em(np.zeros((3, 3)), trace, 0)
+
+
+def test_plot_method_bars():
+    res = {"FedAvg": {"average": [0.7, 0.72], "bottom_decile": [0.6, 0.62]},
+           "FedEM": {"average": [0.85, 0.83], "bottom_decile": [0.75, 0.73]}}
+    fig, data = plot_method_bars(res)
+    assert data["FedEM"]["average"]["mean"] == pytest.approx(84.0)
+    assert data["FedAvg"]["bottom_decile"]["std"] == pytest.approx(1.0)
+
+
+def test_plot_effect_of_m():
+    fig, data = plot_effect_of_m([1, 2, 3], [[0.7, 0.8, 0.85], [0.72, 0.8, 0.83]], [[0.6, 0.7, 0.75]] * 2,
+                                 highlight=2)
+    assert np.allclose(data["average"]["mean"], [71, 80, 84]) and data["highlight"] == 2
+
+
+def test_simplex():
+    xy = simplex_coordinates(np.eye(3))
+    assert np.allclose(xy, [[0, 0], [1, 0], [0.5, np.sqrt(3) / 2]])
+    fig, data = plot_simplex(np.full((4, 3), 1 / 3), np.eye(3)[[0, 1, 2, 0]])
+    assert np.allclose(data["true"], [[0.5, np.sqrt(3) / 6]] * 4) and data["learned"].shape == (4, 2)
+    with pytest.raises(ValueError, match="3 columns"):
+        simplex_coordinates(np.ones((2, 2)))

@@ -1,0 +1,246 @@
+"""Experiments of the kNN-Per chapter (fedlab.knnper.experiments): data, protocol, paper tables, end-to-end facts."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from fedlab.engine import LocalSGD
+from fedlab.knnper.experiments import (CHAPTER_METHODS, DIGITS_HIDDEN, LR_GRID, PAPER_METHODS,
+                                       PAPER_TABLE_3_5, PAPER_TABLE_3_6, NewClientFeatures, SplitFederation,
+                                       capacity_lambda_surface, compare_methods, concat_clients, cost_table,
+                                       digits_model, digits_split, distribution_shift, knn_vs_global_quality,
+                                       lambda_selection_diagnosis, make_method, new_client_features, scores,
+                                       surface_from_features, system_heterogeneity, train_global,
+                                       unseen_clients)
+
+torch.set_num_threads(1)
+SMALL = dict(n_clients=6, rounds=4, local_steps=2)
+
+
+def _strip_times(result):
+    """Drop wall-clock entries (not seed-deterministic)."""
+    if isinstance(result, dict):
+        return {k: _strip_times(v) for k, v in result.items() if "seconds" not in k}
+    return result
+
+
+# ---------------------------------------------------------------- paper tables (spec §11.5)
+
+
+def test_knnper_is_the_best_of_every_row_of_table_3_5():
+    for dataset, row in PAPER_TABLE_3_5.items():
+        assert len(row) == len(PAPER_METHODS)
+        cells = [c for c in row if c is not None]
+        knn = row[PAPER_METHODS.index("kNN-Per")]
+        assert knn[0] == max(c[0] for c in cells), dataset
+        assert knn[1] == max(c[1] for c in cells), dataset
+
+
+def test_knnper_is_the_best_test_accuracy_of_every_row_of_table_3_6():
+    for dataset, row in PAPER_TABLE_3_6.items():
+        assert len(row) == len(PAPER_METHODS) - 1
+        cells = [c for c in row if c is not None]
+        assert row[-1][0] == max(c[0] for c in cells), dataset
+
+
+# ---------------------------------------------------------------- data
+
+
+def test_digits_model_and_lr_grid():
+    m = digits_model()
+    assert m.hidden == DIGITS_HIDDEN and m.in_features == 64 and m.out_features == 10
+    assert LR_GRID[0] == pytest.approx(10 ** -0.5) and len(LR_GRID) == 3
+
+
+def test_digits_split_fractions_and_determinism():
+    s = digits_split(10, 0.3, seed=1)
+    total = s.train.n + s.val.n + s.test.n
+    assert int(total.sum()) == 1797 and int(total.min()) >= 10
+    assert np.all(np.abs(s.test.n.numpy() - 0.2 * total.numpy()) <= 1)
+    assert np.all(s.train.n.numpy() >= 1)
+    s2 = digits_split(10, 0.3, seed=1)
+    assert torch.equal(s.train.x, s2.train.x) and torch.equal(s.test.y, s2.test.y)
+    assert not torch.equal(digits_split(10, 0.3, seed=2).train.n, s.train.n)
+    pool = digits_split(5, 1.0, seed=0, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=np.arange(500))
+    assert int((pool.train.n + pool.test.n).sum()) == 500 and int(pool.val.n.sum()) == 0
+
+
+def test_digits_split_bad_inputs():
+    with pytest.raises(ValueError, match="min_size"):
+        digits_split(5, 0.3, min_size=2)
+    with pytest.raises(ValueError, match="val_fraction"):
+        digits_split(5, 0.3, val_fraction=0.7)
+
+
+def test_concat_clients_and_split_federation():
+    s = digits_split(6, 0.5, seed=0)
+    tv = concat_clients(s.train, s.val)
+    assert tv.n.tolist() == (s.train.n + s.val.n).tolist()
+    assert torch.equal(tv.client(2)[1], torch.cat([s.train.client(2)[1], s.val.client(2)[1]]))
+    assert s.trainval.n.tolist() == tv.n.tolist()
+    assert s.federated(with_validation=False).train.n.tolist() == s.train.n.tolist()
+    assert s.federated().train.n.tolist() == tv.n.tolist()
+    sub = s.select([1, 3])
+    assert sub.n_clients == 2 and torch.equal(sub.test.n, s.test.n[[1, 3]])
+    with pytest.raises(ValueError, match="same number"):
+        concat_clients(s.train, s.val.select([0]))
+    with pytest.raises(ValueError, match="same clients"):
+        SplitFederation(s.train, s.val.select([0]), s.test, 10)
+
+
+def test_scores():
+    out = scores([1.0, 0.5, 0.0], [2, 2, 0])
+    assert out["average"] == pytest.approx(0.75)
+    assert out["bottom_decile"] == pytest.approx(np.percentile([1.0, 0.5, 0.0], 10))
+
+
+# ---------------------------------------------------------------- methods
+
+
+def test_make_method_builds_every_engine_method():
+    solver = LocalSGD(lr=0.1)
+    for name in CHAPTER_METHODS:
+        if name.startswith("knnper"):
+            with pytest.raises(ValueError, match="engine method"):
+                make_method(name, digits_model(), solver)
+            continue
+        alg = make_method(name, digits_model(), solver)
+        assert hasattr(alg, "round") and hasattr(alg, "evaluate")
+    with pytest.raises(ValueError, match="name"):
+        make_method("pfedgp", digits_model(), solver)
+
+
+def test_train_global_checkpoints():
+    s = digits_split(4, 1.0, seed=0)
+    params, seconds, saved = train_global(s.federated(), rounds=3, seed=0, local_steps=1, checkpoints=(0, 2, 3))
+    assert sorted(saved) == [0, 2, 3] and seconds > 0
+    assert all(torch.equal(params[k], saved[3][k]) for k in params)
+    assert not torch.equal(saved[0]["w0"], saved[2]["w0"])
+
+
+def test_cost_table():
+    model = digits_model()
+    n_params = sum(v.numel() for v in model.init(torch.Generator().manual_seed(0)).values())
+    n = [10, 20]
+    fedavg, fedem = cost_table("fedavg", model, n), cost_table("fedem", model, n, n_components=3)
+    assert fedavg["upload_bytes"] == 4 * n_params and fedem["upload_bytes"] == 3 * 4 * n_params
+    knn = cost_table("knnper", model, n)
+    assert knn["upload_bytes"] == fedavg["upload_bytes"]
+    assert knn["memory_bytes"] == [4 * n_params + m * (16 * 4 + 8) for m in n]
+    assert cost_table("local", model, n)["upload_bytes"] == 0
+    assert cost_table("fedrep", model, n)["upload_bytes"] == 4 * (n_params - (16 * 10 + 10))
+    assert cost_table("ditto", model, n)["memory_bytes"] == [8 * n_params] * 2
+    with pytest.raises(ValueError, match="method"):
+        cost_table("pfedgp", model, n)
+
+
+# ---------------------------------------------------------------- experiment functions
+
+
+def test_compare_methods_small_and_deterministic():
+    methods = ("fedavg", "local", "knnper", "knnper_shared")
+    a = compare_methods(methods=methods, seed=3, **SMALL)
+    b = compare_methods(methods=methods, seed=3, **SMALL)
+    assert _strip_times(a) == _strip_times(b)
+    json.dumps(a)
+    assert set(a["methods"]) == set(methods)
+    for m in methods:
+        assert 0 <= a["methods"][m]["bottom_decile"] <= 1 and 0 <= a["methods"][m]["average"] <= 1
+        assert len(a["methods"][m]["per_client"]) == 6
+    assert set(a["lambdas"]) <= {0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0}
+    assert a["diagnosis"]["global"] == pytest.approx(a["methods"]["fedavg"]["average"])
+    assert a["diagnosis"]["oracle"] >= max(a["methods"]["knnper"]["average"], a["diagnosis"]["shared"]) - 1e-12
+    with pytest.raises(ValueError, match="methods"):
+        compare_methods(methods=("pfedgp",), **SMALL)
+
+
+def test_compare_methods_with_lr_selection():
+    out = compare_methods(methods=("fedavg", "knnper"), lr_grid=(0.3, 0.03), seed=0, **SMALL)
+    assert out["methods"]["fedavg"]["lr"] in (0.3, 0.03)
+    assert len(out["methods"]["fedavg"]["validation_by_lr"]) == 2
+    assert out["methods"]["knnper"]["lr"] == out["methods"]["fedavg"]["lr"]
+
+
+def test_knnper_beats_fedavg_on_non_iid_digits():  # spec §11.3 fact 24 (soft, ~1 s)
+    out = compare_methods(alpha=0.3, n_clients=20, rounds=100, methods=("fedavg", "knnper", "knnper_shared"), seed=0)
+    fedavg = out["methods"]["fedavg"]["average"]
+    assert out["methods"]["knnper_shared"]["average"] > fedavg
+    assert out["methods"]["knnper"]["average"] >= fedavg
+
+
+def test_unseen_clients_small():
+    out = unseen_clients(methods=("fedavg", "fedavg+", "ditto", "fedrep", "knnper", "knnper_shared"), seed=0,
+                         **SMALL)
+    assert len(out["new_clients"]) == 1 and len(out["old_clients"]) == 5
+    for m, v in out["methods"].items():
+        assert 0 <= v["average"] <= 1 and 0 <= v["train_accuracy"] <= 1, m
+    with pytest.raises(ValueError, match="new_fraction"):
+        unseen_clients(new_fraction=1.0, **SMALL)
+    with pytest.raises(ValueError, match="new-client procedure"):
+        unseen_clients(methods=("apfl",), **SMALL)
+
+
+def test_unseen_clients_fedem():
+    out = unseen_clients(methods=("fedem",), seed=0, **SMALL)
+    assert 0 <= out["methods"]["fedem"]["average"] <= 1
+
+
+def test_capacity_lambda_surface_shape_and_global_row():
+    out = capacity_lambda_surface(capacities=(0.0, 0.5, 1.0), lambdas=(0.0, 0.5, 1.0), seed=0, **SMALL)
+    avg = np.array(out["average"])
+    assert avg.shape == (3, 3)
+    assert np.allclose(avg[0], avg[0, 0]) and np.allclose(avg[:, 0], avg[0, 0])  # capacity 0 or λ = 0: global
+    assert np.array(out["store_sizes"])[0].sum() == 0
+    lam_opt = np.array(out["lambda_opt"])
+    assert lam_opt.shape == (3, 3) and np.all((lam_opt <= 1))
+
+
+def test_knn_vs_global_quality():
+    out = knn_vs_global_quality(checkpoints=(1, 3), seed=0, **{k: v for k, v in SMALL.items() if k != "rounds"})
+    assert out["rounds"] == [1, 3]
+    assert len(out["global"]) == len(out["knn_only"]) == len(out["knnper"]) == 2
+
+
+def test_distribution_shift_strategies():  # spec §11.3 fact 25
+    out = distribution_shift(seed=0)
+    acc, k0 = out["accuracy"], out["k0"]
+    pre_fixed, post_fixed = np.mean(acc["fixed"][:k0]), np.mean(acc["fixed"][k0:])
+    assert pre_fixed - post_fixed >= 0.20
+    assert abs(acc["fifo"][-1] - np.mean(acc["fifo"][:k0])) <= 0.05
+    assert out["store_size"]["fifo"][0] == out["store_size"]["fifo"][-1]
+    assert out["store_size"]["concat"][-1] > out["store_size"]["concat"][0]
+    assert np.all(np.diff(out["store_size"]["concat"]) >= 0)
+    with pytest.raises(ValueError, match="n_steps"):
+        distribution_shift(k0=5, n_steps=5)
+
+
+def test_system_heterogeneity():
+    out = system_heterogeneity(delta_cs=(0.0, 0.4), seed=0, lam=0.5, **SMALL)
+    assert len(out["all"]) == len(out["weak"]) == len(out["strong"]) == 2
+    with pytest.raises(ValueError, match="delta_c"):
+        system_heterogeneity(delta_cs=(0.7,), **SMALL)
+
+
+def test_lambda_selection_diagnosis_matches_compare_methods():
+    d = lambda_selection_diagnosis(seed=2, **SMALL)
+    c = compare_methods(methods=("fedavg", "knnper", "knnper_shared"), seed=2, **SMALL)
+    assert d == c["diagnosis"]
+    assert d["per_client_smallest"] == pytest.approx(c["methods"]["knnper"]["average"])
+    assert d["shared"] == pytest.approx(c["methods"]["knnper_shared"]["average"])
+    assert d["shared_lambda"] == c["shared_lambda"]
+    assert 0 <= d["clients_all_tied"] <= 6 and len(d["validation_sizes"]) == 6
+
+
+def test_new_client_features_and_surface_from_features():
+    f = new_client_features(seed=0, new_fraction=0.5, **SMALL)
+    assert isinstance(f, NewClientFeatures) and f.query.n_clients == 3 and f.store.n_clients == 3
+    assert f.store.sizes.tolist() == (f.train_store.sizes + f.validation.sizes).tolist()
+    out = surface_from_features(f, capacities=[0.0, 1.0], lambdas=[0.0, 1.0])
+    assert out["average"][0][0] == pytest.approx(f.global_accuracy)
+    again = system_heterogeneity(features=f, delta_cs=(0.0,), lam=0.0)
+    assert again["all"][0] == pytest.approx(f.global_accuracy)
+    with pytest.raises(ValueError, match="new_fraction"):
+        new_client_features(new_fraction=0.0, **SMALL)
+    with pytest.raises(ValueError, match="at least 2"):
+        system_heterogeneity(features=new_client_features(seed=0, new_fraction=0.1, **SMALL))

@@ -1,0 +1,389 @@
+"""FEM-OMD (fedlab.online.algorithms): building blocks, the GMM simulation, the discriminative variant."""
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fedlab._rng import numpy_rng
+from fedlab.online import algorithms as F
+from fedlab.online.algorithms import (FEMOMD, LOG_FLOOR, STEP_SCHEDULES, center_error, em_local_step,
+                                      federated_em, fem_omd_gmm, gmm_responsibilities, mixture_kl,
+                                      mixture_weight_gradient, omd_step, run_online, step_size, sync_means)
+from fedlab.engine import ClientData, FederatedDataset, LocalSGD, local_sgd, run
+from fedlab.online.experiments import gmm_regret, loglog_slope, make_gmm_stream
+from fedlab.models import LinearModel
+
+MU3 = np.array([[4.0, 0.0], [-2.0, 3.4641], [-2.0, -3.4641]])
+
+
+def _on_simplex(log_pi):
+    p = np.exp(log_pi)
+    return np.all(np.isfinite(log_pi)) and np.allclose(p.sum(-1), 1.0) and np.all(p >= 0)
+
+
+# ----------------------------------------------------------------------------------------- step sizes, OMD
+
+def test_every_step_schedule():
+    for name in STEP_SCHEDULES:
+        eta = step_size(name, 4, 3, 2.0, horizon=100)
+        assert eta > 0
+    assert step_size("anytime", 4, 3, 2.0) == pytest.approx(2 * math.sqrt(math.log(3) / 4))
+    assert step_size("fixed", 4, 3, 2.0, horizon=100) == pytest.approx(2 * math.sqrt(math.log(3) / 100))
+    assert step_size("constant", 4, 3, 2.0) == 2.0
+    with pytest.raises(ValueError, match="horizon"):
+        step_size("fixed", 1, 3, 1.0)
+    with pytest.raises(ValueError, match="lr"):
+        step_size("anytime", 1, 3, 0.0)
+    with pytest.raises(ValueError, match="schedule"):
+        step_size("nope", 1, 3, 1.0)
+
+
+def test_omd_step_is_the_multiplicative_update_and_shift_invariant():
+    rng = np.random.default_rng(0)
+    pi, g = rng.dirichlet(np.ones(4), size=5), rng.normal(size=(5, 4))
+    new = omd_step(np.log(pi), g, 0.3)
+    expected = pi * np.exp(-0.3 * g)
+    np.testing.assert_allclose(np.exp(new), expected / expected.sum(1, keepdims=True), rtol=1e-12)
+    # fact A3: invariant to a constant added to the gradient, stays on the simplex
+    np.testing.assert_allclose(omd_step(np.log(pi), g + 7.0, 0.3), new, atol=1e-12)
+    assert _on_simplex(new)
+    np.testing.assert_allclose(np.exp(omd_step(np.log(pi), g, 0.3, grad_clip=0.1)),
+                               np.exp(omd_step(np.log(pi), np.clip(g, -0.1, 0.1), 0.3)))
+
+
+def test_omd_step_extreme_inputs_stay_finite_on_the_simplex():
+    log_pi = np.array([[0.0, -1e4, -700.0], [-1e-300, -5000.0, -2000.0]])
+    for grad in (np.array([[-1.0, -1e300, -1e10]] * 2), np.array([[1e308, -1e308, 0.0]] * 2)):
+        for lr in (1e-8, 1.0, 1e6):
+            new = omd_step(log_pi, grad, lr)
+            assert _on_simplex(new) and np.all(new >= LOG_FLOOR - 1e-9)
+    # weights pushed to 0 come back when their gradient says so
+    out = omd_step(np.array([0.0, LOG_FLOOR]), np.array([0.0, -2e3]), 1.0)
+    assert np.exp(out[1]) > 0.99
+
+
+def test_omd_step_rejects_bad_inputs():
+    with pytest.raises(ValueError, match="lr"):
+        omd_step(np.zeros(3), np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="lr"):
+        omd_step(np.zeros(3), np.zeros(3), -1.0)
+    with pytest.raises(ValueError, match="grad"):
+        omd_step(np.zeros(3), np.zeros(2), 1.0)
+    with pytest.raises(ValueError, match="log_pi"):
+        omd_step(np.array([0.0, np.nan]), np.zeros(2), 1.0)
+    with pytest.raises(ValueError, match="grad_clip"):
+        omd_step(np.zeros(2), np.zeros(2), 1.0, grad_clip=0.0)
+
+
+# ----------------------------------------------------------------------------------------- EM pieces
+
+def _reference_responsibilities(x, pi, mu):
+    dens = np.exp(-0.5 * ((x[:, None, :] - mu[None]) ** 2).sum(-1))
+    r = pi * dens
+    return r / r.sum(1, keepdims=True)
+
+
+def test_gmm_responsibilities():
+    rng = np.random.default_rng(0)
+    x, pi = rng.normal(size=(2, 7, 2)), rng.dirichlet(np.ones(3), size=2)
+    r = gmm_responsibilities(x, pi, MU3 / 4)
+    assert r.shape == (2, 7, 3)
+    for c in range(2):
+        np.testing.assert_allclose(r[c], _reference_responsibilities(x[c], pi[c], MU3 / 4), rtol=1e-10)
+    r0 = gmm_responsibilities(x[0], np.array([0.0, 0.5, 0.5]), MU3)
+    assert r0.shape == (1, 7, 3) and np.all(r0[..., 0] == 0) and np.allclose(r0.sum(-1), 1)
+    with pytest.raises(ValueError, match="variance"):
+        gmm_responsibilities(x, pi, MU3, variance=0.0)
+    with pytest.raises(ValueError, match="variance"):
+        gmm_responsibilities(x, pi, MU3, variance=-2.0)
+    with pytest.raises(ValueError, match="simplex"):
+        gmm_responsibilities(x, np.array([0.5, 0.5, 0.5]), MU3)
+    with pytest.raises(ValueError, match="simplex"):
+        gmm_responsibilities(x, np.array([1.2, -0.1, -0.1]), MU3)
+    with pytest.raises(ValueError, match="x must have shape"):
+        gmm_responsibilities(np.zeros((2, 4, 3)), pi, MU3)
+
+
+def test_sync_equals_pooled_m_step_fact_a4():
+    rng = np.random.default_rng(1)
+    x, pi = rng.normal(0, 3, size=(5, 12, 2)), rng.dirichlet(np.ones(3), size=5)
+    pi_tilde, local = em_local_step(x, pi, MU3)
+    synced = sync_means(pi_tilde, local, MU3)
+    r = gmm_responsibilities(x, pi, MU3).reshape(-1, 3)
+    pooled = (r[:, :, None] * x.reshape(-1, 1, 2)).sum(0) / r.sum(0)[:, None]
+    np.testing.assert_allclose(synced, pooled, atol=1e-12)
+    np.testing.assert_allclose(pi_tilde, gmm_responsibilities(x, pi, MU3).mean(1))
+    # a component nobody weighs keeps its fallback mean
+    pi0 = np.tile([0.5, 0.5, 0.0], (5, 1))
+    pt0, loc0 = em_local_step(x, pi0, MU3)
+    assert np.all(pt0[:, 2] == 0) and np.allclose(loc0[:, 2], MU3[2])
+    np.testing.assert_allclose(sync_means(pt0, loc0, MU3)[2], MU3[2])
+    with pytest.raises(ValueError, match="pi_tilde"):
+        sync_means(-pi_tilde, local, MU3)
+
+
+def _plain_em(x, mu, pi, steps, batch):
+    """Textbook sample-splitting EM on one data set (no federation)."""
+    for k in range(steps):
+        xb = x[k * batch:(k + 1) * batch]
+        r = _reference_responsibilities(xb, pi, mu)
+        pi = r.mean(0)
+        mu = (r[:, :, None] * xb[:, None, :]).sum(0) / r.sum(0)[:, None]
+    return pi, mu
+
+
+def test_federated_em_with_one_client_is_plain_em():
+    x = np.random.default_rng(2).normal(0, 3, size=(1, 30, 2))
+    pi0 = np.array([0.2, 0.3, 0.5])
+    pt, mu = federated_em(x, MU3, pi0, n_steps=3, split=True)
+    ref_pi, ref_mu = _plain_em(x[0], MU3, pi0, 3, 10)
+    np.testing.assert_allclose(pt[0], ref_pi, atol=1e-12)
+    np.testing.assert_allclose(mu, ref_mu, atol=1e-12)
+    # n < K (or split=False): every inner step uses all samples
+    a = federated_em(x[:, :2], MU3, pi0, n_steps=3)
+    b = federated_em(x[:, :2], MU3, pi0, n_steps=3, split=False)
+    np.testing.assert_allclose(a[1], b[1])
+    np.testing.assert_allclose(a[1], _plain_em(np.tile(x[0, :2], (3, 1)), MU3, pi0, 3, 2)[1], atol=1e-12)
+    with pytest.raises(ValueError, match="n_steps"):
+        federated_em(x, MU3, pi0, n_steps=0)
+    with pytest.raises(ValueError, match="pi_init"):
+        federated_em(x, MU3, np.ones(3), n_steps=1)
+
+
+# ----------------------------------------------------------------------------------------- gradient, loss
+
+def test_gradient_identity_fact_a1_and_truth_fact_a2():
+    rng = np.random.default_rng(3)
+    pi, pt = rng.dirichlet(np.ones(3), size=4), rng.dirichlet(np.ones(3), size=4)
+    g = mixture_weight_gradient(pi, MU3, pi_tilde=pt, n_mc=17, rng=0)
+    assert g.shape == (4, 3) and np.all(g <= 0)
+    np.testing.assert_allclose((pi * g).sum(-1), -1.0, atol=1e-12)
+    gs = mixture_weight_gradient(pi, MU3, samples=rng.normal(size=(4, 5, 2)))
+    np.testing.assert_allclose((pi * gs).sum(-1), -1.0, atol=1e-12)
+    # at pi = pi*, mu = mu* the exact gradient is -1 for every component (MC with 2e5 draws)
+    pi_star = np.array([0.5, 0.3, 0.2])
+    g_true = mixture_weight_gradient(pi_star, MU3 / 3, pi_tilde=pi_star, n_mc=200_000, rng=1)
+    np.testing.assert_allclose(g_true, -1.0, atol=2e-2)
+    with pytest.raises(ValueError, match="exactly one"):
+        mixture_weight_gradient(pi, MU3)
+    with pytest.raises(ValueError, match="n_mc"):
+        mixture_weight_gradient(pi, MU3, pi_tilde=pt, n_mc=0)
+
+
+def test_gradient_finite_when_played_weights_vanish():
+    pi = np.array([[1.0, 0.0, 0.0]])
+    g = mixture_weight_gradient(pi, MU3, pi_tilde=np.array([0.0, 0.0, 1.0]), n_mc=20, rng=0)
+    assert np.all(np.isfinite(g)) and np.all(g <= 0) and g[0, 2] < -1e10
+
+
+def test_mixture_kl():
+    pi = np.array([[0.6, 0.3, 0.1], [0.1, 0.1, 0.8]])
+    np.testing.assert_allclose(mixture_kl(pi, MU3, pi, MU3, n_mc=50, rng=0), 0.0, atol=1e-12)
+    kl = mixture_kl(pi, MU3, pi[::-1], MU3, n_mc=4000, rng=0)
+    assert kl.shape == (2,) and np.all(kl > 0.1)
+    with pytest.raises(ValueError, match="pi_q"):
+        mixture_kl(pi, MU3, np.ones(3), MU3)
+    with pytest.raises(ValueError, match="variance"):
+        mixture_kl(pi, MU3, pi, MU3, variance=0.0)
+
+
+def test_comparator_is_the_time_average_fact_a8():
+    # sum_s KL(P*_s || P_pi) (mu = mu*) is smallest at pi = mean_s pi*_s
+    rng = np.random.default_rng(4)
+    pis = rng.dirichlet(np.full(3, 0.3), size=20)
+    pbar = pis.mean(0)
+
+    def total(q):
+        return mixture_kl(pis, MU3 / 2, np.tile(q, (20, 1)), MU3 / 2, n_mc=20_000, rng=5).sum()
+
+    best = total(pbar)
+    for q in rng.dirichlet(np.ones(3), size=10):
+        assert total(q) >= best - 1e-3
+    for eps in (0.02, -0.02):
+        assert total(pbar + eps * np.array([1.0, -1.0, 0.0])) >= best - 1e-3
+
+
+def test_center_error_is_permutation_free():
+    assert center_error(MU3[[2, 0, 1]], MU3) == pytest.approx(0.0)
+    assert center_error(MU3 + [0.1, 0.0], MU3) == pytest.approx(0.1)
+    mu8 = np.random.default_rng(0).normal(0, 10, size=(8, 3))
+    assert center_error(mu8[::-1] + 0.01, mu8) == pytest.approx(0.01 * math.sqrt(3))
+    with pytest.raises(ValueError, match="means_star"):
+        center_error(MU3, MU3[:2])
+
+
+# ----------------------------------------------------------------------------------------- GMM simulation
+
+def test_fem_omd_gmm_outputs_and_determinism():
+    stream = make_gmm_stream(n_clients=4, horizon=15, seed=0)
+    a = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3)
+    b = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3)
+    np.testing.assert_array_equal(a.regret, b.regret)
+    assert a.regret.shape == (15, 4) and a.pi.shape == (16, 4, 3) and a.means.shape == (16, 3, 2)
+    np.testing.assert_allclose(a.regret[-1], (a.loss - a.comparator_loss).sum(0))
+    assert a.regret_per_step == pytest.approx(a.mean_regret[-1] / 15)
+    assert np.all(a.loss > -0.05) and np.all(np.isfinite(a.grad_err))
+    json.dumps(a.to_dict())
+    c = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3, gradient="samples", pi_init="previous",
+                    schedule="fixed", split=False, grad_clip=None, n_mc=3)
+    assert np.all(np.isfinite(c.regret))
+
+
+def test_weights_stay_on_simplex_with_vanishing_components():
+    # pi* puts exactly zero weight on components, no clipping, huge constant steps
+    rng = np.random.default_rng(0)
+    w = np.zeros((30, 3, 3))
+    w[np.arange(30)[:, None], np.arange(3)[None], rng.integers(0, 3, size=(30, 3))] = 1.0
+    for lr in (1.0, 1e4):
+        run_ = fem_omd_gmm(MU3 * 3, w, n_samples=2, lr=lr, schedule="constant", grad_clip=None, seed=1)
+        assert np.all(np.isfinite(run_.pi)) and np.allclose(run_.pi.sum(-1), 1.0) and np.all(run_.pi >= 0)
+        assert np.all(np.isfinite(run_.means)) and np.all(np.isfinite(run_.loss))
+    assert run_.pi.min() == 0.0          # some weights really underflowed to 0 ...
+    assert np.all(np.isfinite(run_.regret))  # ... without any NaN
+
+
+def test_one_client_reduces_to_centralized_online_em():
+    stream = make_gmm_stream(n_clients=1, horizon=12, spread=3.0, seed=2)
+    res = fem_omd_gmm(stream.means, stream.weights, n_samples=9, n_em_steps=3, seed=4)
+    mu = res.means[0]
+    for t in range(1, 13):
+        x = F._sample_mixture(numpy_rng(4, t, F.STREAM_DATA), stream.weights[t - 1], stream.means, 9, 1.0)[0]
+        _, mu_em = _plain_em(x, mu, np.full(3, 1 / 3), 3, 3)
+        mu = t / (t + 1) * mu + mu_em / (t + 1)
+        np.testing.assert_allclose(res.means[t], mu, atol=1e-10)
+
+
+def test_sublinear_regret_on_well_separated_mixture():
+    stream = make_gmm_stream(n_clients=10, horizon=200, spread=6.0, seed=0)
+    res = fem_omd_gmm(stream.means, stream.weights, n_samples=30, seed=0)
+    slope = loglog_slope(np.arange(1, 201), res.mean_regret)
+    assert slope < 0.6                      # linear regret has slope 1
+    assert res.center_error[-1] < 0.2
+
+
+def test_more_samples_and_more_clients_help_facts_a11_a12():
+    # spec defaults: s = 4, K = 3, T = 200, clip 10, eta0 = 1 decaying; 3-seed means of R_T / T
+    def mean_rate(**kw):
+        return np.mean([gmm_regret(seed=s, **kw)["regret_per_step"] for s in range(3)])
+
+    n1 = mean_rate(n_samples=1, n_clients=20)
+    assert mean_rate(n_samples=30, n_clients=20) < n1            # ~0.13 vs ~0.19
+    assert n1 < mean_rate(n_samples=1, n_clients=5)              # ~0.19 vs ~0.39
+
+
+def test_fem_omd_gmm_rejects_bad_inputs():
+    w = np.full((5, 2, 3), 1 / 3)
+    with pytest.raises(ValueError, match="weights_star.*simplex"):
+        fem_omd_gmm(MU3, np.full((5, 2, 3), 0.5))
+    with pytest.raises(ValueError, match="weights_star.*simplex"):
+        fem_omd_gmm(MU3, np.where(np.arange(3) == 0, 1.5, -0.25) * np.ones((5, 2, 3)))
+    with pytest.raises(ValueError, match="weights_star"):
+        fem_omd_gmm(MU3, np.full((5, 3), 1 / 3))
+    with pytest.raises(ValueError, match="lr"):
+        fem_omd_gmm(MU3, w, lr=0.0)
+    with pytest.raises(ValueError, match="lr"):
+        fem_omd_gmm(MU3, w, lr=-0.5)
+    with pytest.raises(ValueError, match="variance"):
+        fem_omd_gmm(MU3, w, variance=0.0)
+    with pytest.raises(ValueError, match="variance"):
+        fem_omd_gmm(MU3, w, variance=-1.0)
+    with pytest.raises(ValueError, match="n_samples"):
+        fem_omd_gmm(MU3, w, n_samples=0)
+    with pytest.raises(ValueError, match="gradient"):
+        fem_omd_gmm(MU3, w, gradient="exact")
+    with pytest.raises(ValueError, match="pi_init"):
+        fem_omd_gmm(MU3, w, pi_init="oracle")
+    with pytest.raises(ValueError, match="means_init"):
+        fem_omd_gmm(MU3, w, means_init=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="means_star"):
+        fem_omd_gmm(np.zeros(3), w)
+
+
+# ----------------------------------------------------------------------------------------- discriminative FEM-OMD
+
+def _clients(seed=0, n_clients=3, n=12):
+    rng = np.random.default_rng(seed)
+    xs = [rng.normal(size=(n, 5)).astype(np.float32) for _ in range(n_clients)]
+    ys = [rng.integers(0, 3, size=n) for _ in range(n_clients)]
+    return FederatedDataset(ClientData.from_arrays(xs, ys), ClientData.from_arrays(xs, ys), 3)
+
+
+def test_femomd_on_the_engine_runner(small_data):
+    algo = FEMOMD(LinearModel(5, 3), LocalSGD(lr=0.5, batch_size=8), n_components=2, n_em_steps=2)
+    state, hist = run(algo, small_data, rounds=4, seed=0)
+    assert state.round == 4 and state.params["weight"].shape == (2, 3, 5)
+    assert np.allclose(state.weights.sum(1), 1.0) and np.all(np.isfinite(state.log_pi))
+    assert set(hist.clients) == {"train_loss", "train_accuracy", "test_loss", "test_accuracy"}
+    assert hist.final("train_accuracy") > 0.4
+    json.dumps(hist.log)
+    proba = algo.predict_proba(state, small_data.train.x)
+    assert torch.allclose(proba.sum(-1), torch.ones(()).double())
+
+
+def test_femomd_with_one_client_is_local_em():
+    data = _clients(n_clients=1)
+    solver = LocalSGD(lr=0.3, batch_size=12)
+    algo = FEMOMD(LinearModel(5, 3), solver, n_components=2, average="last", backend="loop")
+    state = algo.init(data, 0)
+    new, _ = algo.round(state, data, seed=7)
+    # reference: E-step with uniform weights, one local_sgd call on the responsibility-weighted loss
+    x, y = data.train.x, data.train.y
+    logp = torch.stack([torch.log_softmax(LinearModel(5, 3).forward({k: v[j] for k, v in state.params.items()},
+                                                                    x[0]).double(), -1)[torch.arange(12), y[0]]
+                        for j in range(2)])
+    resp = torch.softmax(logp, dim=0)
+    ref, _ = local_sgd(LinearModel(5, 3), state.params, data.train, solver, key=(7, 0, F.STREAM_EM, 0),
+                       rows=[0, 0], sample_weight=resp.float(), backend="loop")
+    for k in ref:
+        torch.testing.assert_close(new.params[k], ref[k], atol=1e-5, rtol=1e-5)
+
+
+def test_femomd_weights_survive_extreme_steps():
+    data = _clients()
+    algo = FEMOMD(LinearModel(5, 3), LocalSGD(lr=0.5, batch_size=6), n_components=3, lr=1e6,
+                  schedule="constant", grad_clip=None, gradient="samples", pi_init="previous")
+    state = algo.init(data, 0)
+    for _ in range(5):
+        state, info = algo.round(state, data, 0)
+        assert np.all(np.isfinite(state.log_pi)) and np.allclose(state.weights.sum(1), 1.0)
+    assert np.isfinite(info["max_abs_grad"])
+
+
+def test_femomd_rejects_bad_arguments():
+    solver = LocalSGD(lr=0.1)
+    with pytest.raises(ValueError, match="classifier"):
+        FEMOMD(LinearModel(5, 1, loss="mse"), solver, n_components=2)
+    with pytest.raises(TypeError, match="solver"):
+        FEMOMD(LinearModel(5, 3), "sgd", n_components=2)
+    with pytest.raises(TypeError, match="model"):
+        FEMOMD("linear", solver, n_components=2)
+    with pytest.raises(ValueError, match="lr"):
+        FEMOMD(LinearModel(5, 3), solver, n_components=2, lr=0.0)
+    with pytest.raises(ValueError, match="horizon"):
+        FEMOMD(LinearModel(5, 3), solver, n_components=2, schedule="fixed")
+    with pytest.raises(ValueError, match="average"):
+        FEMOMD(LinearModel(5, 3), solver, n_components=2, average="ema")
+    algo = FEMOMD(LinearModel(5, 3), solver, n_components=2)
+    state = algo.init(_clients(n_clients=3), 0)
+    with pytest.raises(ValueError, match="clients"):
+        algo.round(state, _clients(n_clients=2), 0)
+
+
+def test_run_online_scores_before_learning():
+    streams = {t: _clients(seed=t) for t in range(4)}
+    algo = FEMOMD(LinearModel(5, 3), LocalSGD(lr=0.5, batch_size=6), n_components=2)
+    state, hist = run_online(algo, streams.__getitem__, 4, seed=1)
+    assert hist.rounds == [0, 1, 2, 3] and state.round == 4 and len(hist.log) == 4
+    # step 0 is scored with the initial (untrained) model
+    init = algo.init(streams[0], 1)
+    np.testing.assert_allclose(hist.clients["test_accuracy"][0], algo.evaluate(init, streams[0])["test_accuracy"])
+    with pytest.raises(TypeError, match="stream"):
+        run_online(algo, [streams[0]], 2)
+    with pytest.raises(TypeError, match="FederatedDataset"):
+        run_online(algo, lambda t: None, 2)
+    with pytest.raises(ValueError, match="clients"):
+        run_online(algo, lambda t: _clients(n_clients=3 if t == 0 else 2), 2)
+    with pytest.raises(ValueError, match="horizon"):
+        run_online(algo, streams.__getitem__, 0)

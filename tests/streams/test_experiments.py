@@ -1,0 +1,85 @@
+"""Experiments of the data-streams chapter (fedlab.streams.experiments)."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from fedlab.experiments import sweep
+from fedlab.streams.experiments import (PAPER_ACCURACY, STRATEGY_ORDER, LinearNoBias, case_study_sizes,
+                                        compare_strategies, excess_risk, summarize, synthetic_case_study)
+
+SMALL = dict(n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, local_steps=2, batch_size=8, test_per_client=20,
+             estimate_steps=3, grid=(0.0, 0.5, 1.0))
+
+
+def test_case_study_sizes():
+    assert case_study_sizes(0.05, 1000, 50, 5, 5) == (10, 4)
+    assert case_study_sizes(0.2, 1000, 50, 5, 5) == (40, 3)
+    assert case_study_sizes(0.5, 1000, 50, 5, 5) == (100, 2)
+    assert case_study_sizes(0.2, 10000, 100, 5, 5) == (400, 16)
+    with pytest.raises(ValueError, match="h must"):
+        case_study_sizes(1.0, 1000, 50, 5, 5)
+
+
+def test_synthetic_case_study():
+    data, gen = synthetic_case_study(h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, test_per_client=10)
+    assert data.m_hist == 2 and data.horizon == 5 and data.n_clients == 4
+    assert data.test.n.tolist() == [10] * 4 and gen.theta.shape == (4, 4)
+    lin, gen = synthetic_case_study(task="linear", h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4)
+    assert lin.train.y.is_floating_point() and lin.test.n.sum() == 0
+    with pytest.raises(ValueError, match="task"):
+        synthetic_case_study(task="poisson")
+
+
+def test_linear_no_bias_and_excess_risk():
+    model = LinearNoBias(3)
+    p = model.init(torch.Generator().manual_seed(0))
+    assert torch.all(p["bias"] == 0) and torch.all(p["weight"] == 0)
+    x = torch.randn(2, 5, 3)
+    stacked = {k: v.unsqueeze(0).repeat(2, *[1] * v.dim()) for k, v in p.items()}
+    stacked["bias"] = stacked["bias"] + 1.0  # ignored by the forward pass
+    _, grads = model.loss_and_grad_stacked(stacked, x, torch.randn(2, 5), None)
+    assert torch.all(grads[1] == 0)
+    assert torch.allclose(model.forward_stacked(stacked, x), torch.zeros(2, 5, 1))
+    theta = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    params = {"weight": torch.tensor([[0.5, 0.5, 0.0]]), "bias": torch.zeros(1)}
+    assert excess_risk(params, theta, [0.5, 0.5]) == pytest.approx(0.0)
+    params["weight"] = torch.tensor([[1.5, 0.5, 0.0]])
+    assert excess_risk(params, theta, [0.5, 0.5]) == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("task", ["logistic", "linear"])
+def test_compare_strategies_small(task):
+    res = compare_strategies(task=task, h=0.3, seed=0, lr=0.2, **SMALL)
+    json.dumps(res)
+    assert set(res["values"]) == set(STRATEGY_ORDER) and len(res["grid_values"]) == 3
+    assert res["h"] <= res["p_hat"] <= 1 and res["ratio"] > 0
+    # Fresh and Historical are the grid's end points, trained on the same data from the same model
+    assert res["values"]["fresh"] == pytest.approx(res["grid_values"][0])
+    assert res["values"]["historical"] == pytest.approx(res["grid_values"][-1])
+    best = max(res["grid_values"]) if task == "logistic" else min(res["grid_values"])
+    assert res["best_grid_value"] == best
+    assert res == compare_strategies(task=task, h=0.3, seed=0, lr=0.2, **SMALL) | {"seconds": res["seconds"]}
+
+
+def test_summarize_over_seeds():
+    records = sweep(compare_strategies, [dict(h=0.3, **SMALL)], seeds=[0, 1], executor="sequential", progress=False)
+    rows = summarize(records)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["n_seeds"] == 2 and len(row["grid_mean"]) == 3
+    for s in (*STRATEGY_ORDER, "optimal"):
+        assert f"{s}_mean" in row and f"{s}_std" in row
+    vals = [r["result"]["values"]["historical"] - r["result"]["values"]["uniform"] for r in records]
+    assert row["hist_minus_unif_mean"] == pytest.approx(np.mean(vals), abs=1e-3)
+    assert len(row["ours_minus_best_seeds"]) == 2
+    assert summarize([{"config": {}, "seed": 0, "result": None, "error": "x"}]) == []
+
+
+def test_paper_tables():
+    assert set(PAPER_ACCURACY) == {0.05, 0.2, 0.5}
+    cifar = {h: PAPER_ACCURACY[h]["CIFAR-10"] for h in PAPER_ACCURACY}
+    # CIFAR-10 table consistency (spec 6.1.10): Optimal - Historical and Optimal - Uniform
+    assert [round(cifar[h]["optimal"] - cifar[h]["historical"], 1) for h in (0.05, 0.2, 0.5)] == [15.5, 7.9, 5.3]
+    assert [round(cifar[h]["optimal"] - cifar[h]["uniform"], 1) for h in (0.05, 0.2, 0.5)] == [3.0, 6.2, 4.3]

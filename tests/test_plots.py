@@ -1,0 +1,29 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pytest
+
+from fedlab.primer.toys import QuadraticClients, fedavg_quadratic
+from fedlab.plots import plot_client_drift, plot_curves, plot_label_histograms
+
+
+def test_plot_label_histograms_returns_counts():
+    h = np.array([[3, 0, 1], [0, 2, 2]])
+    fig, data = plot_label_histograms(h, title="t")
+    assert np.array_equal(data["histograms"], h) and data["sizes"].tolist() == [4, 4]
+    with pytest.raises(ValueError, match="histograms"):
+        plot_label_histograms(np.ones(3))
+
+
+def test_plot_curves_mean_and_std():
+    x = np.arange(3)
+    fig, data = plot_curves({"a": (x, [[1, 2, 3], [3, 4, 5]])}, ylabel="acc")
+    assert np.allclose(data["a"]["mean"], [2, 3, 4]) and np.allclose(data["a"]["std"], [1, 1, 1])
+
+
+def test_plot_client_drift_passes_the_paths_through():
+    clients = QuadraticClients(np.array([[1.0, 0.0], [0.0, 1.0]]), np.stack([np.eye(2)] * 2), np.array([0.5, 0.5]))
+    server, local = fedavg_quadratic(clients, np.zeros(2), local_steps=2, lr=0.1, rounds=3)
+    fig, data = plot_client_drift(clients, server, local, optimum=clients.optimum())
+    assert data["local"].shape == (3, 2, 3, 2) and np.allclose(data["optimum"], [0.5, 0.5])
