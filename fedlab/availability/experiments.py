@@ -21,7 +21,7 @@ import numpy as np
 
 from fedlab._rng import derive_seed, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real
-from fedlab.availability.algorithms.cafed import AVAILABILITY_METHODS
+from fedlab.availability.algorithms import PRESETS
 from fedlab.availability.data import AvailabilityEstimator, MarkovAvailability, make_population
 from fedlab.data.digits import load_digits_arrays
 from fedlab.data.partition import partition_dirichlet
@@ -93,7 +93,7 @@ def _method(method: str, model, solver, trace, population: MarkovAvailability, *
         kwargs["kappa2"] = kappa2
     if method == "f3ast":
         kwargs["k"] = f3ast_k
-    return AVAILABILITY_METHODS[method](model, solver, **kwargs)
+    return PRESETS[method](model, solver, **kwargs)
 
 
 def summarize_run(history, population: MarkovAvailability, alpha: np.ndarray, *, at: int = 40) -> dict:
@@ -169,7 +169,7 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     dict
         See :func:`summarize_run`, plus ``"config"``-like fields ``method``, ``kappa2``, ``pi`` and ``lam``.
     """
-    check_choice("method", method, AVAILABILITY_METHODS)
+    check_choice("method", method, PRESETS)
     check_real("kappa2", kappa2, low=0)
     data, population, trace, prior_trace = availability_setup(dataset, n_clients, rounds, seed, layout=layout,
                                                               t_prior=t_prior, heterogeneity=heterogeneity, nu=nu)
@@ -223,8 +223,7 @@ def estimator_errors(priors, *, n_clients: int = 100, layout: str = "code3", see
     return {"priors": list(priors), "pi_error": pi_err, "lambda_error": lam_err}
 
 
-METHOD_LABELS = {"unbiased": "Unbiased", "more_available": "More available", "less_correlated": "Less correlated",
-                 "adafed": "AdaFed", "f3ast": "F3AST", "cafed": "CA-Fed"}
+METHOD_LABELS = {name: method.label for name, method in PRESETS.items()}
 
 
 def method_label(config: dict) -> str:

@@ -37,6 +37,7 @@ from fedlab.engine import DivergenceError, FederatedDataset, LocalSGD, broadcast
 from fedlab.models import Model
 from fedlab.algorithms._common import (STREAM_LOCAL, STREAM_SAMPLING, ServerState, check_solver,
                                        evaluate_global, initial_params)
+from fedlab.algorithms import METHODS
 
 __all__ = [
     "DynamicRun",
@@ -400,3 +401,6 @@ class DynamicFedAvg:
 
     def evaluate(self, state: ServerState, data: FederatedDataset) -> dict[str, np.ndarray]:
         return evaluate_global(self.model, state.params, data.train, data.test)
+
+
+METHODS.register("dynamic_fedavg", DynamicFedAvg, chapter="dynamic", label="Dynamic FedAvg")

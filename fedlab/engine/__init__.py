@@ -4,9 +4,9 @@ from fedlab.engine.evaluation import evaluate, metrics_from_outputs, metrics_fro
 from fedlab.engine.history import REDUCTIONS, History
 from fedlab.engine.local import BACKENDS, DivergenceError, LocalSGD, draw_batches, local_sgd
 from fedlab.engine.population import ClientData, FederatedDataset
-from fedlab.engine.runner import Algorithm, run
+from fedlab.engine.runner import ORDERS, Algorithm, run
 
 __all__ = ["ClientData", "FederatedDataset", "LocalSGD", "local_sgd", "draw_batches", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
-           "Algorithm", "run"]
+           "Algorithm", "ORDERS", "run"]

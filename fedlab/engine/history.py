@@ -38,20 +38,26 @@ class History:
         Rounds at which metrics were recorded (0 = before training).
     clients : dict of str -> list of arrays (K,)
         Per-client metric values, e.g. ``test_accuracy``.
-    n_train, n_test : arrays (K,)
-        Local sample counts, the weights of the ``weighted`` reduction (train_* and test_* metrics).
+    n_train, n_test : arrays (K,) or None
+        Local sample counts, the weights of the ``weighted`` reduction (train_* and test_* metrics). ``None``
+        (runs on data without client sizes, e.g. the numpy simulators that advance K independent copies at
+        once) gives every entry weight 1, sized by the first record.
     log : list of dict
         Per-round information from the algorithm (participants, excluded clients, ...).
     """
 
-    n_train: np.ndarray
-    n_test: np.ndarray
+    n_train: np.ndarray | None = None
+    n_test: np.ndarray | None = None
     rounds: list[int] = field(default_factory=list)
     clients: dict[str, list[np.ndarray]] = field(default_factory=dict)
     log: list[dict] = field(default_factory=list)
 
     def record(self, round_: int, metrics: dict[str, np.ndarray]) -> None:
         """Append one evaluation: ``metrics[name]`` is an array with one value per client."""
+        if self.n_train is None and metrics:
+            size = np.asarray(next(iter(metrics.values()))).size
+            self.n_train = np.ones(size)
+            self.n_test = np.ones(size) if self.n_test is None else self.n_test
         self.rounds.append(int(round_))
         for name, values in metrics.items():
             self.clients.setdefault(name, []).append(np.asarray(values, dtype=float))
@@ -105,12 +111,14 @@ class History:
 
     def to_dict(self) -> dict:
         """A JSON-serialisable dict (inverse of :meth:`from_dict`)."""
-        return {"rounds": self.rounds, "n_train": self.n_train.tolist(), "n_test": self.n_test.tolist(),
+        as_list = lambda a: None if a is None else a.tolist()  # noqa: E731
+        return {"rounds": self.rounds, "n_train": as_list(self.n_train), "n_test": as_list(self.n_test),
                 "clients": {k: [v.tolist() for v in vals] for k, vals in self.clients.items()}, "log": self.log}
 
     @classmethod
     def from_dict(cls, d: dict) -> "History":
-        return cls(np.asarray(d["n_train"], float), np.asarray(d["n_test"], float), list(d["rounds"]),
+        as_array = lambda a: None if a is None else np.asarray(a, float)  # noqa: E731
+        return cls(as_array(d["n_train"]), as_array(d["n_test"]), list(d["rounds"]),
                    {k: [np.asarray(v, float) for v in vals] for k, vals in d["clients"].items()}, list(d["log"]))
 
     def save(self, path: str | os.PathLike) -> None:

@@ -6,12 +6,14 @@ from typing import Any, Callable, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedlab._validation import check_int
+from fedlab._validation import check_choice, check_int
 from fedlab.engine.history import History
 from fedlab.engine.local import DivergenceError
 from fedlab.engine.population import FederatedDataset
 
-__all__ = ["Algorithm", "run"]
+__all__ = ["Algorithm", "ORDERS", "run"]
+
+ORDERS = ("train_first", "evaluate_first")
 
 
 class Algorithm(Protocol):
@@ -24,37 +26,52 @@ class Algorithm(Protocol):
     def evaluate(self, state: Any, data: FederatedDataset) -> dict[str, np.ndarray]: ...
 
 
+def _history_for(data: Any) -> History:
+    """A History weighted by the clients' sample counts when ``data`` has them (a FederatedDataset)."""
+    if isinstance(data, FederatedDataset):
+        return History(data.train.n.numpy().astype(float), data.test.n.numpy().astype(float))
+    return History()
+
+
 def _record(history: History, metrics: dict[str, np.ndarray], round_: int) -> None:
     """Record metrics, stopping the run if a client with data has a non-finite loss."""
     for name, values in metrics.items():
-        bad = ~np.isfinite(values) & (history.weights_for(name) > 0)
+        weights = history.weights_for(name)
+        bad = ~np.isfinite(values) & (True if weights is None else weights > 0)
         if name.endswith("loss") and bad.any():
             raise DivergenceError(f"{name} is not finite at round {round_} (clients "
                                   f"{np.flatnonzero(bad)[:10].tolist()}); try a smaller lr.")
     history.record(round_, metrics)
 
 
-def run(algorithm: Algorithm, data: FederatedDataset, *, rounds: int, seed: int = 0, eval_every: int = 1,
+def run(algorithm: Algorithm, data: Any, *, rounds: int, seed: int = 0, eval_every: int = 1,
         state: Any = None, progress: bool | None = None,
-        callback: Callable[[Any, dict], None] | None = None) -> tuple[Any, History]:
-    """Train ``algorithm`` for ``rounds`` rounds and record per-client metrics.
+        callback: Callable[[Any, dict], None] | None = None, order: str = "train_first") -> tuple[Any, History]:
+    r"""Train ``algorithm`` for ``rounds`` rounds and record per-client metrics.
 
     Parameters
     ----------
     algorithm : Algorithm
-    data : FederatedDataset
+    data : FederatedDataset, other data the algorithm reads, or callable ``t -> data``
+        A callable is a stream: round ``t`` (0-based) trains on, and is evaluated on, ``data(t)``. Data without
+        client sample counts (the numpy simulators' problems) give every metric entry weight 1 in History.
     rounds : int
         Number of communication rounds (>= 0).
     seed : int
         All randomness derives from ``(seed, round, ...)``: the same seed gives the same History.
     eval_every : int
-        Evaluate at round 0, every ``eval_every`` rounds and at the end.
+        With ``order="train_first"``: evaluate at round 0, every ``eval_every`` rounds and at the end.
     state : optional
         Resume from this state instead of ``algorithm.init``.
     progress : bool or None
         Progress bar; ``None`` shows it only for runs longer than a few seconds.
     callback : callable, optional
         ``callback(state, info)`` after every round.
+    order : {"train_first", "evaluate_first"}
+        ``"evaluate_first"`` is the online protocol (thesis §4.4.1): at each round :math:`t` the played model
+        is scored on the round's new data *before* it learns from them, so History records rounds
+        :math:`0..T-1` and ``test_accuracy[t]`` is :math:`\mathrm{Acc}(h_{t}, \mathcal S'_{t})` of (4.47);
+        ``eval_every`` must then be 1.
 
     Returns
     -------
@@ -68,17 +85,26 @@ def run(algorithm: Algorithm, data: FederatedDataset, *, rounds: int, seed: int 
     check_int("rounds", rounds, low=0)
     check_int("eval_every", eval_every, low=1)
     check_int("seed", seed, low=0)
-    state = algorithm.init(data, seed) if state is None else state
-    history = History(data.train.n.numpy().astype(float), data.test.n.numpy().astype(float))
-    _record(history, algorithm.evaluate(state, data), state.round)
+    check_choice("order", order, ORDERS)
+    if order == "evaluate_first" and eval_every != 1:
+        raise ValueError(f"order='evaluate_first' scores every round: eval_every must be 1, got {eval_every}.")
+    data_at = data if callable(data) else (lambda t: data)
+    current = data_at(0)
+    state = algorithm.init(current, seed) if state is None else state
+    history = _history_for(current)
+    if order == "train_first":
+        _record(history, algorithm.evaluate(state, current), state.round)
     # `disable` is passed only to force the bar off, so that TQDM_DISABLE=1 still silences it otherwise
     bar = tqdm(range(rounds), desc=type(algorithm).__name__, delay=0 if progress else 3, leave=False,
                **({"disable": True} if progress is False else {}))
-    for _ in bar:
-        state, info = algorithm.round(state, data, seed)
+    for t in bar:
+        current = data_at(t) if t > 0 else current
+        if order == "evaluate_first":
+            _record(history, algorithm.evaluate(state, current), t)
+        state, info = algorithm.round(state, current, seed)
         history.log.append({"round": state.round, **info})
         if callback is not None:
             callback(state, info)
-        if state.round % eval_every == 0 or _ == rounds - 1:
-            _record(history, algorithm.evaluate(state, data), state.round)
+        if order == "train_first" and (state.round % eval_every == 0 or t == rounds - 1):
+            _record(history, algorithm.evaluate(state, current), state.round)
     return state, history

@@ -2,7 +2,7 @@ r"""Experiment functions of the FedEM notebook (thesis §3.4–3.5; module level
 
 Every ``*`` experiment takes keyword arguments and a ``seed`` and returns a JSON-serialisable dict,
 so :func:`fedlab.experiments.sweep` can run it over seeds. Data sets and methods are chosen by name
-from the dispatch tables :data:`DATASETS` and :data:`METHODS`. Scores follow the shared
+from the dispatch tables :data:`DATASETS` and :data:`fedlab.fedem.algorithms.PRESETS`. Scores follow the shared
 personalization protocol (:data:`fedlab.algorithms.personalized.PROTOCOL`): test accuracy averaged
 over clients with weights = local test sizes, and the bottom decile of client accuracies.
 """
@@ -18,10 +18,8 @@ import torch
 
 from fedlab._rng import derive_seed
 from fedlab._validation import check_choice, check_int, check_real
-from fedlab.algorithms import FedAvg, FedProx, Local
-from fedlab.algorithms.fedem import DFedEM, FedEM
-from fedlab.algorithms.personalized import (APFL, ClusteredFL, Ditto, FedAvgPlus, FedRep, FineTuneState,
-                                            PFedMe, history_scores, protocol_scores)
+from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
+from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.data import MixtureDataset, make_digits_mixture, make_synthetic_mixture
 from fedlab.engine import LocalSGD, run
 from fedlab.models import LinearModel, Model
@@ -31,9 +29,7 @@ __all__ = [
     "SYNTHETIC_PAPER",
     "DIGITS_MIXTURE",
     "TRAINING",
-    "METHOD_OPTIONS",
     "DATASETS",
-    "METHODS",
     "LABELS",
     "PAPER_TABLE_3_2",
     "PAPER_TABLE_3_3",
@@ -70,18 +66,6 @@ DIGITS_MIXTURE = {"n_clients": 30, "n_components": 3, "alpha": 0.4, "mode": "per
 
 TRAINING = {"rounds": 200, "local_steps": 10, "batch_size": 32, "lr": 0.25}
 """Shared training budget: every method gets the same rounds, local steps, batch size and step size."""
-
-METHOD_OPTIONS: dict[str, dict] = {
-    "fedprox": {"mu": 0.1},
-    "clustered": {"tol_1": 0.4, "tol_2": 1.6},
-    "pfedme": {"lam": 1.0, "inner_steps": 3},
-    "apfl": {"alpha": 0.5},
-    "ditto": {"lam": 0.1},
-    "fedem": {"n_components": 3},
-    "d-fedem": {"n_components": 3},
-}
-"""Default method options (literature defaults, not tuned here): FedProx μ, Clustered FL tolerances
-(reference code), pFedMe λ, APFL α, Ditto λ, FedEM M."""
 
 # Thesis tables (numbers copied from the thesis; "[P]" facts of the personalization spec §8).
 PAPER_TABLE_3_2 = {  # average / bottom decile, %
@@ -142,35 +126,14 @@ def model_for(data: MixtureDataset) -> Model:
     return LinearModel(int(np.asarray(data.train.xs[0]).shape[1]), data.train.n_classes)
 
 
-def _opts(name: str, kwargs: dict) -> dict:
-    return {**METHOD_OPTIONS.get(name, {}), **kwargs}
-
-
-METHODS: dict[str, Callable[..., Any]] = {
-    "local": lambda model, solver, **kw: Local(model, solver),
-    "fedavg": lambda model, solver, **kw: FedAvg(model, solver, **kw),
-    "fedprox": lambda model, solver, **kw: FedProx(model, solver, **_opts("fedprox", kw)),
-    "fedavg+": lambda model, solver, **kw: FedAvgPlus(model, solver, **kw),
-    "clustered": lambda model, solver, **kw: ClusteredFL(model, solver, **_opts("clustered", kw)),
-    "pfedme": lambda model, solver, **kw: PFedMe(model, solver, **_opts("pfedme", kw)),
-    "apfl": lambda model, solver, **kw: APFL(model, solver, **_opts("apfl", kw)),
-    "ditto": lambda model, solver, **kw: Ditto(model, solver, **_opts("ditto", kw)),
-    "fedrep": lambda model, solver, **kw: FedRep(model, solver, **kw),
-    "fedem": lambda model, solver, **kw: FedEM(model, solver, **_opts("fedem", kw)),
-    "d-fedem": lambda model, solver, **kw: DFedEM(model, solver, **_opts("d-fedem", kw)),
-}
-"""Chapter-3 methods by name: ``METHODS[name](model, solver, **options)`` -> algorithm.
-``d-fedem`` needs ``mixing_matrix=``."""
-
-LABELS = {"local": "Local", "fedavg": "FedAvg", "fedprox": "FedProx", "fedavg+": "FedAvg+", "clustered": "Clustered FL",
-          "pfedme": "pFedMe", "apfl": "APFL", "ditto": "Ditto", "fedrep": "FedRep", "fedem": "FedEM",
-          "d-fedem": "D-FedEM"}
+LABELS = {name: method.label for name, method in PRESETS.items()}
+"""Display names of the chapter's methods (:data:`fedlab.fedem.algorithms.PRESETS`)."""
 
 
 def build_method(name: str, model: Model, solver: LocalSGD, **options: Any):
-    """``METHODS[name](model, solver, **options)`` with the defaults of :data:`METHOD_OPTIONS`."""
-    check_choice("method", name, METHODS)
-    return METHODS[name](model, solver, **options)
+    """``PRESETS[name](model, solver, **options)``: a method of the chapter with its Table 3.2 defaults."""
+    check_choice("method", name, PRESETS)
+    return PRESETS[name](model, solver, **options)
 
 
 def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: float, local_steps: int,
@@ -328,13 +291,13 @@ def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "
     Parameters
     ----------
     dataset : key of :data:`DATASETS`
-    methods : sequence of keys of :data:`METHODS`
+    methods : sequence of keys of :data:`fedlab.fedem.algorithms.PRESETS`
     seed : int
         Data and training seed.
     data_kwargs : dict, optional
         Overrides of the data configuration.
     method_kwargs : dict, optional
-        ``{method: options}`` overriding :data:`METHOD_OPTIONS`.
+        ``{method: options}`` overriding the presets' defaults.
     **training :
         Overrides of :data:`TRAINING` (``rounds``, ``local_steps``, ``batch_size``, ``lr``).
 

@@ -45,9 +45,10 @@ from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, metrics_from_proba
 from fedlab.models import MLP, Model, Params, SmallCNN
 from fedlab.algorithms._common import STREAM_PERSONAL, ServerState, evaluate_global
-from fedlab.algorithms.fedavg import FedAvg
+from fedlab.algorithms import (APFL, METHODS, ClusteredFL, Ditto, FedAvg, FedAvgPlus, FedEM, FedRep, Local)
 
 __all__ = [
+    "PRESETS",
     "LAMBDA_GRID",
     "KERNELS",
     "KNN_BACKENDS",
@@ -916,3 +917,19 @@ class KNNPer(FedAvg):
         out = knn.evaluate(new_data.train, "train_")
         out.update(knn.evaluate(new_data.test, "test_"))
         return knn, out
+
+
+# ------------------------------------------------------------------------------------ the chapter's methods
+
+for _name, _cls, _label, _options in [
+        ("local", Local, "Local", {}), ("fedavg", FedAvg, "FedAvg", {}),
+        ("fedavg+", FedAvgPlus, "FedAvg+", {"finetune_epochs": 1.0}), ("clustered", ClusteredFL, "ClusteredFL", {}),
+        ("ditto", Ditto, "Ditto", {"lam": 0.1}), ("fedrep", FedRep, "FedRep", {}), ("apfl", APFL, "APFL", {"alpha": 0.5}),
+        ("fedem", FedEM, "FedEM", {"n_components": 3}),
+        ("knnper", KNNPer, "kNN-Per", {"lambda_selection": "client"}),
+        ("knnper_shared", KNNPer, "kNN-Per (shared λ)", {"lambda_selection": "shared"})]:
+    METHODS.register(_name, _cls, chapter="knnper", label=_label, **_options)
+
+PRESETS = METHODS.presets("knnper")
+"""The methods compared in the chapter by short name (kNN-Per's two variants are built on FedAvg's model by
+:func:`fedlab.knnper.experiments.compare_methods`)."""

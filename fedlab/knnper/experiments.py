@@ -23,9 +23,8 @@ from torch import Tensor
 from fedlab._rng import numpy_rng
 from fedlab._validation import check_choice, check_int, check_real
 from fedlab.algorithms.fedavg import FedAvg
-from fedlab.knnper.algorithms import (LAMBDA_GRID, ClientFeatures, Datastore, accuracy_grid, client_features,
+from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, ClientFeatures, Datastore, accuracy_grid, client_features,
                                       embedding_dim, personalize)
-from fedlab.algorithms.local import Local
 from fedlab.data import load_digits_arrays, partition_dirichlet
 from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd,
                            run)
@@ -42,7 +41,6 @@ __all__ = [
     "digits_split",
     "scores",
     "CHAPTER_METHODS",
-    "make_method",
     "train_global",
     "LR_GRID",
     "compare_methods",
@@ -208,51 +206,14 @@ def scores(per_client_accuracy, n_test) -> dict[str, float]:
 # Methods of the chapter
 
 
-def _personalized():
-    from fedlab.algorithms import personalized
-
-    return personalized
+CHAPTER_METHODS = {name: method.label for name, method in PRESETS.items()}
+"""Method keys of :func:`compare_methods` and their display names (:data:`fedlab.knnper.algorithms.PRESETS`)."""
 
 
-def make_method(name: str, model: Model, solver: LocalSGD, *, finetune_epochs: float = 1.0, ditto_lam: float = 0.1,
-                apfl_alpha: float = 0.5, n_components: int = 3):
-    """An engine algorithm of the chapter's comparison by name (see :data:`CHAPTER_METHODS`)."""
-    check_choice("name", name, CHAPTER_METHODS)
-    if name == "fedavg":
-        return FedAvg(model, solver)
-    if name == "local":
-        return Local(model, solver)
-    if name == "fedem":
-        from fedlab.algorithms.fedem import FedEM
-
-        return FedEM(model, solver, n_components=n_components)
-    p = _personalized()
-    if name == "fedavg+":
-        return p.FedAvgPlus(model, solver, finetune_epochs=finetune_epochs)
-    if name == "ditto":
-        return p.Ditto(model, solver, lam=ditto_lam)
-    if name == "apfl":
-        return p.APFL(model, solver, alpha=apfl_alpha)
-    if name == "fedrep":
-        return p.FedRep(model, solver)
-    if name == "clustered":
-        return p.ClusteredFL(model, solver)
-    raise ValueError(f"{name!r} is not an engine method (kNN-Per variants are built on FedAvg).")
-
-
-CHAPTER_METHODS = {
-    "local": "Local",
-    "fedavg": "FedAvg",
-    "fedavg+": "FedAvg+",
-    "clustered": "ClusteredFL",
-    "ditto": "Ditto",
-    "fedrep": "FedRep",
-    "apfl": "APFL",
-    "fedem": "FedEM",
-    "knnper": "kNN-Per",
-    "knnper_shared": "kNN-Per (shared λ)",
-}
-"""Method keys of :func:`compare_methods` and their display names."""
+def _overrides(finetune_epochs: float, ditto_lam: float, apfl_alpha: float, n_components: int) -> dict[str, dict]:
+    """The chapter's hyper-parameters as per-method options of the presets."""
+    return {"fedavg+": {"finetune_epochs": finetune_epochs}, "ditto": {"lam": ditto_lam}, "apfl": {"alpha": apfl_alpha},
+            "fedem": {"n_components": n_components}}
 
 
 def _solver(lr: float, local_steps: int, batch_size: int) -> LocalSGD:
@@ -289,7 +250,7 @@ LR_GRID = (10 ** -0.5, 10 ** -1.0, 10 ** -1.5)
 def _fit(name: str, fed: FederatedDataset, *, lr: float, rounds: int, local_steps: int, batch_size: int, seed: int,
          **kwargs):
     """Train one engine method; returns ``(algorithm, state, train_seconds)``."""
-    alg = make_method(name, digits_model(), _solver(lr, local_steps, batch_size), **kwargs)
+    alg = PRESETS[name](digits_model(), _solver(lr, local_steps, batch_size), **_overrides(**kwargs).get(name, {}))
     start = time.perf_counter()
     state, _ = run(alg, fed, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
     return alg, state, time.perf_counter() - start
@@ -512,8 +473,7 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     for name in methods:
         if name in ("knnper", "knnper_shared"):
             continue
-        alg = make_method(name, model, solver, finetune_epochs=finetune_epochs, ditto_lam=ditto_lam,
-                          n_components=n_components)
+        alg = PRESETS[name](model, solver, **_overrides(finetune_epochs, ditto_lam, 0.5, n_components).get(name, {}))
         state, _ = run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
         if name == "fedavg":
             fedavg_params = state.params

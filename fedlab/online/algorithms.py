@@ -51,6 +51,7 @@ from fedlab.engine import FederatedDataset, History, LocalSGD, local_sgd, metric
 from fedlab.engine.local import DivergenceError
 from fedlab.models import Model, Params, init_stacked
 from fedlab.algorithms._common import check_solver
+from fedlab.algorithms import METHODS
 
 __all__ = [
     "LOG_FLOOR",
@@ -1050,3 +1051,6 @@ def run_online(algorithm: Any, stream: Callable[[int], FederatedDataset], horizo
         state, info = algorithm.round(state, data, seed)
         history.log.append({"round": int(state.round), **info})
     return state, history
+
+
+METHODS.register("fem_omd", FEMOMD, chapter="online", label="FEM-OMD")

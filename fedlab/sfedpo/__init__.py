@@ -6,6 +6,6 @@ Entry points
 - ``data.make_temporal_shift``: latent-state Markov streams, buffers and prediction oracles;
 - ``bounds.sfedpo_theorem1_bound`` / ``bounds.sfedpo_B``: Theorem 1 (6) and the term (15);
 - ``strategies.sampling_ratios`` / ``strategies.aggregation_weights`` (DDS, SAW) and ``strategies.theorem2_gap``;
-- ``algorithms.SFedPO`` and ``algorithms.make_method`` (the baselines of Table 2);
+- ``algorithms.SFedPO`` and ``algorithms.PRESETS`` (SFedPO and the baselines of Table 2);
 - ``experiments.compare_methods``: the simulation of §B.8 at CPU scale.
 """

@@ -28,7 +28,7 @@ model), with :math:`\hat s_n` the heterogeneity score (12) under :math:`\hat\pi,
 ``aggregation="saw_exact"`` solves the surrogate QP (92) exactly. The server step is 1 (Algorithm 1's :math:`\eta`
 there is presumably a typo, spec §B.7 item 6); ``server="fedexp"`` uses FedEXP's extrapolated step instead.
 
-**Baselines** (§B.8 at CPU scale, :data:`METHOD_CONFIGS`): FedAvg on the latest data (full replacement every
+**Baselines** (§B.8 at CPU scale, :data:`PRESETS`): FedAvg on the latest data (full replacement every
 step, the paper's treatment of methods without a sampling mechanism: FedOGD, and FedOMD, which is FedOGD with a
 Euclidean mirror map), FedAvg on the buffer with uniform sampling :math:`\alpha_{n,m}=\alpha_n` and
 :math:`p_n = 1/|S_r|` (the "original" methods of Table 2), a reservoir buffer (a uniform sample of the whole
@@ -51,6 +51,7 @@ from fedlab.sfedpo.data import BUFFER_RULES, BufferBank, PredictionOracle, Tempo
 from fedlab.engine import (LocalSGD, broadcast, evaluate, local_sgd, metrics_from_outputs, model_outputs,
                            weighted_average)
 from fedlab.models import Model, Params
+from fedlab.algorithms import METHODS
 from fedlab.algorithms._common import STREAM_LOCAL, STREAM_SAMPLING, check_solver, initial_params
 
 _STREAM_EVICT = 11  # randomness of the buffers' update rules, keyed (seed, round, _STREAM_EVICT, step)
@@ -60,8 +61,7 @@ __all__ = [
     "fedexp_step",
     "SFedPOState",
     "SFedPO",
-    "METHOD_CONFIGS",
-    "make_method",
+    "PRESETS",
 ]
 
 # ------------------------------------------------------------------------------------ server step
@@ -102,7 +102,7 @@ class SFedPOState:
 
 
 class SFedPO:
-    r"""Algorithm 1 (SFedPO) and, through its options, the baselines of :data:`METHOD_CONFIGS`.
+    r"""Algorithm 1 (SFedPO) and, through its options, the baselines of :data:`PRESETS`.
 
     Parameters
     ----------
@@ -254,31 +254,23 @@ class SFedPO:
 #: Named configurations of :class:`SFedPO` (keyword overrides; ``prox_mu`` changes the solver). The paper's
 #: baselines that need machinery outside this CPU-scale setting (FedDrift's clustering, Flash's drift detector,
 #: FedEWC/FLwF-2T's Fisher or distillation terms, IS/ODE's per-sample valuation) are not included.
-METHOD_CONFIGS: dict[str, dict] = {
-    "sfedpo": dict(sampling="dds", aggregation="saw"),
-    "sfedpo_dds": dict(sampling="dds", aggregation="uniform"),
-    "sfedpo_saw": dict(sampling="uniform", aggregation="saw"),
-    "sfedpo_exact": dict(sampling="exact", aggregation="saw_exact"),
-    "fedavg_buffer": dict(sampling="uniform", aggregation="uniform"),
-    "fedavg_latest": dict(sampling="latest", aggregation="uniform"),
-    "fedavg_reservoir": dict(sampling="uniform", aggregation="uniform", buffer_rule="reservoir"),
-    "fedavg_static": dict(sampling="uniform", aggregation="uniform", buffer_rule="keep"),
-    "fedprox_buffer": dict(sampling="uniform", aggregation="uniform", prox_mu=0.1),
-    "fedprox_sfedpo": dict(sampling="dds", aggregation="saw", prox_mu=0.1),
-    "fedexp_buffer": dict(sampling="uniform", aggregation="uniform", server="fedexp"),
-    "fedexp_sfedpo": dict(sampling="dds", aggregation="saw", server="fedexp"),
-}
+for _name, _label, _options, _solver_options in [
+        ("sfedpo", "SFedPO (DDS + SAW)", dict(sampling="dds", aggregation="saw"), {}),
+        ("sfedpo_dds", "DDS only", dict(sampling="dds", aggregation="uniform"), {}),
+        ("sfedpo_saw", "SAW only", dict(sampling="uniform", aggregation="saw"), {}),
+        ("sfedpo_exact", "exact QPs (82) + (92)", dict(sampling="exact", aggregation="saw_exact"), {}),
+        ("fedavg_buffer", "FedAvg, uniform buffer sampling", dict(sampling="uniform", aggregation="uniform"), {}),
+        ("fedavg_latest", "FedAvg on the latest data (≈ FedOGD/FedOMD)", dict(sampling="latest", aggregation="uniform"), {}),
+        ("fedavg_reservoir", "FedAvg, reservoir buffer",
+         dict(sampling="uniform", aggregation="uniform", buffer_rule="reservoir"), {}),
+        ("fedavg_static", "FedAvg, buffer never refreshed",
+         dict(sampling="uniform", aggregation="uniform", buffer_rule="keep"), {}),
+        ("fedprox_buffer", "FedProx (μ = 0.1)", dict(sampling="uniform", aggregation="uniform"), {"prox_mu": 0.1}),
+        ("fedprox_sfedpo", "FedProx + SFedPO", dict(sampling="dds", aggregation="saw"), {"prox_mu": 0.1}),
+        ("fedexp_buffer", "FedEXP", dict(sampling="uniform", aggregation="uniform", server="fedexp"), {}),
+        ("fedexp_sfedpo", "FedEXP + SFedPO", dict(sampling="dds", aggregation="saw", server="fedexp"), {})]:
+    METHODS.register(_name, SFedPO, chapter="sfedpo", label=_label, solver_options=_solver_options, **_options)
 
-
-def make_method(name: str, model: Model, solver: LocalSGD, **overrides) -> SFedPO:
-    """Build a method of :data:`METHOD_CONFIGS` (``overrides`` update its options, e.g. ``oracle=``, ``a1=``).
-
-    ``prox_mu`` is a solver option: it replaces ``solver.prox_mu`` (FedProx).
-    """
-    name = check_choice("name", name, METHOD_CONFIGS)
-    check_solver(solver)
-    options = {**METHOD_CONFIGS[name], **overrides}
-    mu = options.pop("prox_mu", None)
-    if mu is not None:
-        solver = LocalSGD(**{**solver.__dict__, "prox_mu": check_real("prox_mu", mu, low=0)})
-    return SFedPO(model, solver, **options)
+PRESETS = METHODS.presets("sfedpo")
+"""SFedPO and the baselines of §B.8 by short name: ``PRESETS[name](model, solver, **overrides)`` (``overrides``
+update the options, e.g. ``oracle=``, ``a1=``; ``prox_mu`` sets the solver's FedProx term)."""

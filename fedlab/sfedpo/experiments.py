@@ -19,7 +19,7 @@ import numpy as np
 
 from fedlab._rng import numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.sfedpo.algorithms import (METHOD_CONFIGS, SFedPO, make_method)
+from fedlab.sfedpo.algorithms import PRESETS, SFedPO
 from fedlab.sfedpo.strategies import (aggregation_weights)
 from fedlab.sfedpo.bounds import (heterogeneity_score, sfedpo_B, sfedpo_client_stats, sfedpo_stepsize_ok,
                                   theorem1_terms)
@@ -50,21 +50,8 @@ __all__ = [
     "PAPER_TABLE3",
 ]
 
-#: Display names of the methods of :data:`fedlab.sfedpo.algorithms.METHOD_CONFIGS`.
-METHOD_LABELS = {
-    "sfedpo": "SFedPO (DDS + SAW)",
-    "sfedpo_dds": "DDS only",
-    "sfedpo_saw": "SAW only",
-    "sfedpo_exact": "exact QPs (82) + (92)",
-    "fedavg_buffer": "FedAvg, uniform buffer sampling",
-    "fedavg_latest": "FedAvg on the latest data (≈ FedOGD/FedOMD)",
-    "fedavg_reservoir": "FedAvg, reservoir buffer",
-    "fedavg_static": "FedAvg, buffer never refreshed",
-    "fedprox_buffer": "FedProx (μ = 0.1)",
-    "fedprox_sfedpo": "FedProx + SFedPO",
-    "fedexp_buffer": "FedEXP",
-    "fedexp_sfedpo": "FedEXP + SFedPO",
-}
+#: Display names of the methods of :data:`fedlab.sfedpo.algorithms.PRESETS`.
+METHOD_LABELS = {name: method.label for name, method in PRESETS.items()}
 DEFAULT_METHODS = ("sfedpo", "sfedpo_dds", "sfedpo_saw", "fedavg_buffer", "fedavg_latest")
 
 #: Strategies of the bound explorer: (sampling rule, aggregation rule).
@@ -277,7 +264,7 @@ def compare_methods(*, methods: Sequence[str] = DEFAULT_METHODS, scenario: str =
     buffers}, ``delta_sum`` (oracle error at round 0), ``stepsize_ok``, ``seconds``.
     """
     start_time = time.perf_counter()
-    methods = [check_choice("methods", m, METHOD_CONFIGS) for m in methods]
+    methods = [check_choice("methods", m, PRESETS) for m in methods]
     if not methods:
         raise ValueError("methods must name at least one method.")
     seed = check_int("seed", seed, low=0)
@@ -291,7 +278,7 @@ def compare_methods(*, methods: Sequence[str] = DEFAULT_METHODS, scenario: str =
     out = {"methods": methods, "accuracy": {}, "curves": {}, "bound": {}, "B": {}, "mixture": {}, "mixture_l1": {},
            "buffer_l1": {}, "p_spread": {}}
     for name in methods:
-        method = make_method(name, model, solver, oracle=oracle_obj, alpha_budget=alpha_budget, a1=a1, b1=b1,
+        method = PRESETS[name](model, solver, oracle=oracle_obj, alpha_budget=alpha_budget, a1=a1, b1=b1,
                              a2=a2, b2=b2, backend="batched")  # a fixed backend: bitwise-reproducible numbers
         state, history = run(method, data, rounds=n_rounds, seed=seed, eval_every=eval_every, progress=False)
         rounds, curve = history.curve("global_accuracy", "mean")

@@ -41,6 +41,7 @@ from fedlab.streams.data import MemorySchedule, StreamDataset
 from fedlab.engine import LocalSGD, broadcast, evaluate, local_sgd, weighted_average
 from fedlab.models import Model, Params
 from fedlab.algorithms._common import STREAM_LOCAL, check_solver, initial_params
+from fedlab.algorithms import METHODS
 
 __all__ = [
     "StreamState",
@@ -367,3 +368,6 @@ class StreamingFedAvg:
         avg = evaluate(self.model, broadcast(state.avg_params, k), data.train, data.test)
         out.update({f"{name}_avg": v for name, v in avg.items()})
         return out
+
+
+METHODS.register("streaming_fedavg", StreamingFedAvg, chapter="streams", label="Streaming FedAvg (Algorithm 13)")

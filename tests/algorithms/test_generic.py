@@ -134,20 +134,23 @@ def _method_options(name, data):
     """The options each method needs beyond (model, solver) on a plain FederatedDataset."""
     k = data.n_clients
     availability = {"participation": lambda t, rng: rng.random(k) < 0.7, "pi": np.full(k, 0.7), "lam": np.full(k, 0.2)}
+    if name.startswith("availability:"):
+        return availability
     return {"fedprox": {"mu": 0.1}, "dsgd": {"mixing_matrix": np.full((k, k), 1 / k)},
-            "d-fedem": {"mixing_matrix": np.full((k, k), 1 / k)}, "knnper": {"lam": 0.5},
-            "unbiased": availability, "more_available": availability, "less_correlated": availability,
-            "adafed": availability, "f3ast": availability, "cafed": availability}.get(name, {})
+            "d-fedem": {"mixing_matrix": np.full((k, k), 1 / k)}, "fedem:d-fedem": {"mixing_matrix": np.full((k, k), 1 / k)},
+            "knnper:knnper": {"lam": 0.5}, "knnper:knnper_shared": {"lam": 0.5}}.get(name, {})
 
 
-STREAM_ONLY = {"streaming_fedavg", "sfedpo"}  # need their chapters' stream data sets; run in their own tests
+def _stream_only(name):
+    """Methods that need their chapters' stream data sets (run in their own tests)."""
+    return name.split(":")[0] in ("streams", "sfedpo")
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_method_runs(name, small_data):
-    model = MLP(5, (8,), 3) if name == "knnper" else LinearModel(5, 3)  # kNN-Per needs a hidden representation
+    model = MLP(5, (8,), 3) if name.startswith("knnper:knnper") else LinearModel(5, 3)  # kNN-Per: hidden features
     alg = METHODS[name](model, SOLVER, **_method_options(name, small_data))
-    if name in STREAM_ONLY:
+    if _stream_only(name):
         assert hasattr(alg, "round")
         return
     _, h = run(alg, small_data, rounds=2, seed=0)
@@ -171,3 +174,21 @@ def test_bad_weights_and_run_arguments(small_data):
         FedAvg(LinearModel(5, 3), "sgd")
     with pytest.raises(ValueError, match="mixing_matrix"):
         run(DecentralizedSGD(LinearModel(5, 3), SOLVER, np.full((6, 6), 0.5)), small_data, rounds=1)
+
+
+def test_registry_presets_and_errors():
+    assert METHODS["sfedpo:fedprox_buffer"].solver_options == {"prox_mu": 0.1}
+    alg = METHODS["sfedpo:fedprox_buffer"](LinearModel(5, 3), SOLVER)
+    assert alg.solver.prox_mu == 0.1 and SOLVER.prox_mu == 0.0
+    assert METHODS["fedem:fedprox"](LinearModel(5, 3), SOLVER, mu=0.3).mu == 0.3
+    assert set(METHODS.presets("online")) == {"fem_omd"}
+    with pytest.raises(KeyError, match="unknown method 'fedsgd'"):
+        METHODS["fedsgd"]
+    with pytest.raises(ValueError, match="name must be one of"):
+        METHODS.build("fedsgd", LinearModel(5, 3), SOLVER)
+    with pytest.raises(TypeError, match="solver"):
+        METHODS["fedavg"](LinearModel(5, 3), 0.1)
+    with pytest.raises(ValueError, match="solver_options"):
+        METHODS.register("x", FedAvg, chapter="test", solver_options={"speed": 2})
+    with pytest.raises(ValueError, match="name"):
+        METHODS.register("a:b", FedAvg)

@@ -7,7 +7,8 @@ import torch
 
 from fedlab.availability.algorithms.baselines import (AdaFed, AvailabilityState, F3AST, LessCorrelated,
                                                       MoreAvailable, Unbiased)
-from fedlab.availability.algorithms.cafed import (AVAILABILITY_METHODS, CAFed, CafedDecision, cafed_proxy,
+from fedlab.availability.algorithms import PRESETS
+from fedlab.availability.algorithms.cafed import (CAFed, CafedDecision, cafed_proxy,
                                                   cafed_tradeoff, cafed_weights, client_losses)
 from fedlab.availability.data import make_population
 from fedlab.engine import FederatedDataset, LocalSGD, run
@@ -137,10 +138,10 @@ def _run(algo, data, seed=0):
     return run(algo, data, rounds=ROUNDS, seed=seed, progress=False)
 
 
-@pytest.mark.parametrize("name", sorted(AVAILABILITY_METHODS))
+@pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_method_runs_and_logs_json(setup, name):
     data, pop, trace, model, solver, kw = setup
-    algo = AVAILABILITY_METHODS[name](model, solver, **kw)
+    algo = PRESETS[name](model, solver, **kw)
     state, hist = _run(algo, data)
     assert isinstance(state, AvailabilityState) and state.round == ROUNDS
     json.dumps(hist.log)

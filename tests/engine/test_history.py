@@ -50,3 +50,11 @@ def test_bad_names():
         _history().curve("nope")
     with pytest.raises(ValueError, match="reduce"):
         _history().curve("train_loss", "median")
+
+
+def test_history_without_client_sizes_weights_every_entry_once():
+    h = History()
+    h.record(0, {"error": [1.0, 3.0]})
+    assert h.n_train.tolist() == [1.0, 1.0] and h.final("error") == 2.0
+    assert History.from_dict(json.loads(json.dumps(h.to_dict()))).final("error") == 2.0
+    assert History().to_dict()["n_train"] is None

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from fedlab.fedem import experiments as X
+from fedlab.fedem.algorithms import PRESETS
 from fedlab.models import LinearModel
 
 TINY_DATA = {"n_clients": 10, "dim": 5, "n_max": 80, "n_test": 40}
@@ -25,9 +26,9 @@ def test_every_dataset_key_builds():
 
 
 def test_every_method_key_runs_through_compare_methods():
-    out = X.compare_methods(dataset="synthetic", methods=list(X.METHODS), seed=0, data_kwargs=TINY_DATA,
+    out = X.compare_methods(dataset="synthetic", methods=list(PRESETS), seed=0, data_kwargs=TINY_DATA,
                             **TINY_TRAIN)
-    assert set(out) == set(X.METHODS) and set(X.LABELS) == set(X.METHODS)
+    assert set(out) == set(PRESETS) and set(X.LABELS) == set(PRESETS)
     for name, res in out.items():
         assert 0 <= res["average"] <= 1 and 0 <= res["bottom_decile"] <= 1, name
         assert len(res["curve"]) == len(res["rounds"])

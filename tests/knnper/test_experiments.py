@@ -6,11 +6,13 @@ import pytest
 import torch
 
 from fedlab.engine import LocalSGD
+from fedlab.algorithms import METHODS
+from fedlab.knnper.algorithms import PRESETS
 from fedlab.knnper.experiments import (CHAPTER_METHODS, DIGITS_HIDDEN, LR_GRID, PAPER_METHODS,
                                        PAPER_TABLE_3_5, PAPER_TABLE_3_6, NewClientFeatures, SplitFederation,
                                        capacity_lambda_surface, compare_methods, concat_clients, cost_table,
                                        digits_model, digits_split, distribution_shift, knn_vs_global_quality,
-                                       lambda_selection_diagnosis, make_method, new_client_features, scores,
+                                       lambda_selection_diagnosis, new_client_features, scores,
                                        surface_from_features, system_heterogeneity, train_global,
                                        unseen_clients)
 
@@ -98,17 +100,15 @@ def test_scores():
 # ---------------------------------------------------------------- methods
 
 
-def test_make_method_builds_every_engine_method():
+def test_every_preset_of_the_chapter_builds():
     solver = LocalSGD(lr=0.1)
-    for name in CHAPTER_METHODS:
-        if name.startswith("knnper"):
-            with pytest.raises(ValueError, match="engine method"):
-                make_method(name, digits_model(), solver)
-            continue
-        alg = make_method(name, digits_model(), solver)
-        assert hasattr(alg, "round") and hasattr(alg, "evaluate")
+    assert list(CHAPTER_METHODS) == list(PRESETS)
+    for name, method in PRESETS.items():
+        alg = method(digits_model(), solver, **({"lam": 0.5} if name.startswith("knnper") else {}))
+        assert hasattr(alg, "round") and hasattr(alg, "evaluate") and method.name == f"knnper:{name}"
+    assert PRESETS["knnper_shared"].options == {"lambda_selection": "shared"}
     with pytest.raises(ValueError, match="name"):
-        make_method("pfedgp", digits_model(), solver)
+        METHODS.build("knnper:pfedgp", digits_model(), solver)
 
 
 def test_train_global_checkpoints():

@@ -8,8 +8,8 @@ import torch
 from fedlab.sfedpo.strategies import (AGGREGATION_RULES, SAMPLING_RULES, SCORE_VARIANTS, aggregation_weights,
                                       dds_alpha, dds_alpha_exact, dds_scores, sampling_ratios, saw_exact,
                                       saw_weights, uniform_alpha)
-from fedlab.sfedpo.algorithms import (METHOD_CONFIGS, SERVER_RULES, SFedPO, SFedPOState, fedexp_step,
-                                      make_method)
+from fedlab.algorithms import METHODS
+from fedlab.sfedpo.algorithms import PRESETS, SERVER_RULES, SFedPO, SFedPOState, fedexp_step
 from fedlab.sfedpo.bounds import dds_objective
 from fedlab.sfedpo.data import PredictionOracle, make_temporal_shift
 from fedlab.engine import LocalSGD, run
@@ -190,8 +190,8 @@ def test_fedexp_step():
 
 def test_perfect_oracle_without_shift_reduces_to_fedavg_on_the_buffer():
     data = dataclasses.replace(tiny(speed=0.0), d=np.zeros(4))  # no shift; homogeneous states (equal s_n)
-    s1, h1 = run(make_method("sfedpo", MODEL, SOLVER), data, rounds=3, seed=1, eval_every=3)
-    s2, h2 = run(make_method("fedavg_buffer", MODEL, SOLVER), data, rounds=3, seed=1, eval_every=3)
+    s1, h1 = run(PRESETS["sfedpo"](MODEL, SOLVER), data, rounds=3, seed=1, eval_every=3)
+    s2, h2 = run(PRESETS["fedavg_buffer"](MODEL, SOLVER), data, rounds=3, seed=1, eval_every=3)
     for k in s1.params:
         assert torch.allclose(s1.params[k], s2.params[k], atol=1e-7)
     assert np.array_equal(s1.buffers.x, s2.buffers.x)
@@ -202,9 +202,9 @@ def test_perfect_oracle_without_shift_reduces_to_fedavg_on_the_buffer():
 
 def test_without_shift_sfedpo_is_fedavg_with_fixed_saw_weights():
     data = tiny(speed=0.0)  # heterogeneous d: SAW weights differ across clients but stay fixed over rounds
-    method = make_method("sfedpo", MODEL, SOLVER)
+    method = PRESETS["sfedpo"](MODEL, SOLVER)
     s1, h1 = run(method, data, rounds=3, seed=2, eval_every=3)
-    s2, _ = run(make_method("fedavg_buffer", MODEL, SOLVER), data, rounds=3, seed=2, eval_every=3)
+    s2, _ = run(PRESETS["fedavg_buffer"](MODEL, SOLVER), data, rounds=3, seed=2, eval_every=3)
     assert np.array_equal(s1.buffers.x, s2.buffers.x)             # DDS sampled exactly like uniform sampling
     onehot = np.eye(4)[data.start_states(0)]
     _, _, p_static = method.strategy(onehot, data)
@@ -216,21 +216,21 @@ def test_without_shift_sfedpo_is_fedavg_with_fixed_saw_weights():
 
 def test_buffers_keep_their_size_and_refresh_the_budget():
     data = tiny(speed=1.0, n_rounds=6, capacity=40)
-    state, history = run(make_method("sfedpo", MODEL, SOLVER), data, rounds=6, seed=0, eval_every=6)
+    state, history = run(PRESETS["sfedpo"](MODEL, SOLVER), data, rounds=6, seed=0, eval_every=6)
     assert state.buffers.client_data().n.tolist() == [40] * 6
     steps = sum(len(e["participants"]) for e in history.log) * data.n_steps
     refreshed = sum(e["refreshed"] for e in history.log)
     assert refreshed <= steps * data.capacity
     assert refreshed / (steps * data.capacity) == pytest.approx(0.5, abs=0.15)  # on average alpha_n of the buffer
-    latest, h_latest = run(make_method("fedavg_latest", MODEL, SOLVER), data, rounds=6, seed=0, eval_every=6)
+    latest, h_latest = run(PRESETS["fedavg_latest"](MODEL, SOLVER), data, rounds=6, seed=0, eval_every=6)
     steps = sum(len(e["participants"]) for e in h_latest.log) * data.n_steps
     assert sum(e["refreshed"] for e in h_latest.log) == steps * data.capacity
 
 
-@pytest.mark.parametrize("name", sorted(METHOD_CONFIGS))
+@pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_method_runs(name):
     data = tiny()
-    state, history = run(make_method(name, MODEL, SOLVER), data, rounds=2, seed=0, eval_every=1)
+    state, history = run(PRESETS[name](MODEL, SOLVER), data, rounds=2, seed=0, eval_every=1)
     assert state.round == 2
     assert 0 <= history.final("global_accuracy") <= 1
     assert {"train_loss", "test_accuracy", "global_loss", "global_accuracy"} <= set(history.clients)
@@ -246,14 +246,14 @@ def test_states_missed_by_the_forecast_are_not_refreshed():
         def predict(self, data, round_, seed=0):
             return np.eye(data.n_states)[(data.start_states(round_) + 1) % data.n_states]
 
-    state, history = run(make_method("sfedpo_dds", MODEL, SOLVER, oracle=Wrong()), data, rounds=3, seed=5)
+    state, history = run(PRESETS["sfedpo_dds"](MODEL, SOLVER, oracle=Wrong()), data, rounds=3, seed=5)
     assert sum(e["refreshed"] for e in history.log) == 0
     assert np.array_equal(state.buffers.x, data.train.x.numpy())
 
 
 def test_runs_are_deterministic_and_rounds_replayable():
     data = tiny()
-    method = make_method("sfedpo", MODEL, SOLVER, oracle=PredictionOracle("exact", eps=0.05))
+    method = PRESETS["sfedpo"](MODEL, SOLVER, oracle=PredictionOracle("exact", eps=0.05))
     a, _ = run(method, data, rounds=3, seed=4)
     b, _ = run(method, data, rounds=3, seed=4)
     assert all(torch.equal(a.params[k], b.params[k]) for k in a.params)
@@ -276,11 +276,11 @@ def test_every_server_rule(server):
 
 
 def test_prox_and_overrides():
-    m = make_method("fedprox_sfedpo", MODEL, SOLVER, a1=0.2)
+    m = PRESETS["fedprox_sfedpo"](MODEL, SOLVER, a1=0.2)
     assert m.solver.prox_mu == 0.1 and m.a1 == 0.2 and m.sampling == "dds"
-    assert make_method("fedexp_buffer", MODEL, SOLVER).server == "fedexp"
+    assert PRESETS["fedexp_buffer"](MODEL, SOLVER).server == "fedexp"
     with pytest.raises(ValueError, match="name"):
-        make_method("flash", MODEL, SOLVER)
+        METHODS.build("sfedpo:flash", MODEL, SOLVER)
 
 
 def test_sfedpo_bad_inputs():

@@ -4,11 +4,10 @@ import json
 import numpy as np
 import pytest
 
-from fedlab.sfedpo.algorithms import make_method
 from fedlab.sfedpo.data import make_temporal_shift
 from fedlab.engine import LocalSGD
 from fedlab.experiments import grid, sweep
-from fedlab.sfedpo.algorithms import METHOD_CONFIGS
+from fedlab.sfedpo.algorithms import PRESETS
 from fedlab.sfedpo.experiments import (DEFAULT_METHODS, EXPLORER_STRATEGIES, METHOD_LABELS, PAPER_TABLE1,
                                        PAPER_TABLE1_STD, PAPER_TABLE2, PAPER_TABLE3, bound_explorer,
                                        budget_from_buffer, compare_methods, make_bound_environment,
@@ -61,11 +60,11 @@ def test_method_bound_and_training_mixture():
     data = make_temporal_shift(n_clients=6, n_states=4, n_classes=3, dim=4, n_rounds=3, n_steps=2, capacity=16,
                                concentrations=(0.1, 100.0), seed=0)
     model, solver = LinearModel(4, 3), LocalSGD(lr=0.01)
-    unif = method_bound(make_method("fedavg_buffer", model, solver), data)
-    dds = method_bound(make_method("sfedpo_dds", model, solver), data)
+    unif = method_bound(PRESETS["fedavg_buffer"](model, solver), data)
+    dds = method_bound(PRESETS["sfedpo_dds"](model, solver), data)
     assert dds["bound"] < unif["bound"] and dds["B"] < unif["B"]
     assert unif["terms"]["bound"] == pytest.approx(unif["bound"])
-    static = method_bound(make_method("fedavg_static", model, solver), data)
+    static = method_bound(PRESETS["fedavg_static"](model, solver), data)
     assert np.isnan(static["bound"]) and np.isnan(static["B"])  # the mixture update (1) does not hold
     mix = training_mixture(data.pi, np.full_like(data.pi, 0.5), np.full(6, 1 / 6), data.q)
     assert mix.sum() == pytest.approx(1) and mix == pytest.approx(data.q @ data.pi / data.q.sum())
@@ -110,7 +109,7 @@ def test_oracle_error_is_recorded():
     res = compare_methods(methods=("sfedpo",), eps=0.1, **TINY)
     assert res["delta_sum"] > 0
     assert compare_methods(methods=("sfedpo",), **TINY)["delta_sum"] == 0
-    assert set(METHOD_LABELS) == set(METHOD_CONFIGS) and set(DEFAULT_METHODS) <= set(METHOD_CONFIGS)
+    assert set(METHOD_LABELS) == set(PRESETS) and set(DEFAULT_METHODS) <= set(PRESETS)
 
 
 def test_published_tables_fact_B11():

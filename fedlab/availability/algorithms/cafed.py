@@ -31,7 +31,7 @@ from fedlab.models import Model
 from fedlab.availability.algorithms.baselines import (AdaFed, AvailabilityAlgorithm, AvailabilityState, F3AST,
                                                       LessCorrelated, MoreAvailable, Unbiased)
 
-__all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "CAFed", "AVAILABILITY_METHODS",
+__all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "CAFed",
            "client_losses"]
 
 
