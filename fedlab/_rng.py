@@ -1,10 +1,65 @@
-"""Seeds derived from (seed, round, stream) so that any round of any run can be replayed."""
+"""Seeds derived from (seed, round, stream) so that any round of any run can be replayed; the stream ids."""
 from __future__ import annotations
 
 import numpy as np
 import torch
 
 _MASK = (1 << 64) - 1
+
+
+class Stream:
+    """Random-stream ids: which draw a key belongs to, in ``(seed, round, stream, ...)`` or ``(seed, stream, ...)``.
+
+    Every id of the package is here. Within the core and within each chapter the ids are distinct (a test checks
+    it), so no two uses of one key collide. A few ids recur across chapters (11, 31, 101, 102): runs of different
+    chapters never share a key, and the ids are kept so that the notebooks' published numbers stay the same.
+    """
+
+    # core: engine and generic algorithms
+    LOCAL = 0                   # minibatches of local SGD
+    SAMPLING = 1                # client sampling / participation
+    INIT = 2                    # initial parameters
+    PERSONAL = 3                # personalisation steps (fine-tuning, Ditto, FedRep heads, kNN-Per stores)
+    # availability
+    AVAILABILITY_DATA = 101
+    AVAILABILITY_POPULATION = 102
+    AVAILABILITY_TRACE = 103
+    AVAILABILITY_PRIOR = 104
+    # fedem
+    FEDEM_NEW_CLIENTS = 31
+    # knnper: (seed, step, KNNPER_SPLIT) with step 0 partition, 1 split, 2 new-client order, 3 pool order
+    KNNPER_SPLIT = 11
+    # streams
+    STREAMS_ESTIMATE = 97
+    # online
+    ONLINE_DATA = 20
+    ONLINE_GRAD = 21
+    ONLINE_LOSS = 22
+    ONLINE_INIT = 23
+    ONLINE_EM = 24
+    ONLINE_ENV = 30
+    ONLINE_POOL = 31
+    ONLINE_WEIGHTS = 32
+    ONLINE_DRAW = 33
+    # sfedpo
+    SFEDPO_STATE_SPACE = 0
+    SFEDPO_STATE_LAWS = 1
+    SFEDPO_AVAILABILITY = 2
+    SFEDPO_EVICT = 11
+    SFEDPO_FRESH = 101
+    SFEDPO_ORACLE = 102
+    # markovian
+    MARKOV_NOISE = 11
+
+    @classmethod
+    def groups(cls) -> dict[str, dict[str, int]]:
+        """Ids by owner: ``"core"`` or the chapter named by the prefix (``"AVAILABILITY_DATA"`` -> availability)."""
+        out: dict[str, dict[str, int]] = {}
+        for name, value in vars(cls).items():
+            if name.isupper():
+                owner = name.split("_")[0].lower() if "_" in name else "core"
+                out.setdefault(owner, {})[name] = value
+        return out
 
 
 def _splitmix64(x: int) -> int:

@@ -9,7 +9,7 @@ import numpy as np
 __all__ = [
     "check_int",
     "check_real",
-    "check_probability_vector",
+    "check_simplex",
     "check_choice",
     "check_array",
 ]
@@ -65,11 +65,28 @@ def check_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple 
     return arr
 
 
-def check_probability_vector(name: str, value: Any, *, size: int | None = None, atol: float = 1e-6) -> np.ndarray:
-    """Return ``value`` as a 1-D array of non-negative entries summing to 1, or raise naming ``name``."""
-    arr = check_array(name, value, ndim=1, shape=None if size is None else (size,), nonnegative=True)
-    if abs(arr.sum() - 1.0) > atol:
-        raise ValueError(f"{name} must sum to 1, got sum {arr.sum():.6g}.")
+def check_simplex(name: str, value: Any, *, size: int | None = None, ndim: int | tuple | None = None,
+                  shape: tuple | None = None, atol: float = 1e-6) -> np.ndarray:
+    """Return ``value`` as an array of probability vectors along its last axis, or raise naming ``name``.
+
+    Entries must be finite and non-negative and sum to 1 (within ``atol``) along the last axis, which has
+    ``size`` entries when given; ``ndim`` (an int or a tuple of allowed values) fixes the number of dimensions and
+    ``shape`` the whole shape (``None`` entries are free).
+    """
+    arr = check_array(name, value, shape=shape)
+    allowed = (ndim,) if isinstance(ndim, int) else ndim
+    if arr.ndim == 0 or (allowed is not None and arr.ndim not in allowed):
+        raise ValueError(f"{name} must be probability vectors with {' or '.join(map(str, allowed or ('>= 1',)))} "
+                         f"dimension(s), got shape {arr.shape}.")
+    if size is not None and arr.shape[-1] != size:
+        raise ValueError(f"{name} must have {size} entries on its last axis, got shape {arr.shape}.")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative (lie on the simplex), found the entry {arr.min():.4g}.")
+    sums = np.atleast_1d(arr.sum(-1))
+    bad = np.abs(sums - 1.0) > atol
+    if bad.any():
+        raise ValueError(f"{name} must sum to 1 along its last axis (lie on the simplex), got sums "
+                         f"{np.round(sums[bad][:5], 6).tolist()}.")
     return arr
 
 

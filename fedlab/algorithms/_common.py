@@ -7,13 +7,11 @@ from typing import Callable, Union
 import numpy as np
 import torch
 
-from fedlab._rng import numpy_rng, torch_generator
-from fedlab._validation import check_probability_vector, check_real
+from fedlab._rng import Stream, numpy_rng, torch_generator
+from fedlab._validation import check_simplex, check_real
 from fedlab.engine import ClientData, LocalSGD, broadcast, evaluate
 from fedlab.models import Model, Params
 
-# Random streams: which draw a key belongs to, so that no two uses of (seed, round) collide.
-STREAM_LOCAL, STREAM_SAMPLING, STREAM_INIT, STREAM_PERSONAL = 0, 1, 2, 3
 
 Participation = Union[float, Callable[[int, np.random.Generator], np.ndarray]]
 
@@ -43,7 +41,7 @@ def check_solver(solver) -> LocalSGD:
 
 def initial_params(model: Model, seed: int) -> Params:
     """The run's initial model, drawn from ``(seed, INIT)``; every client starts from it."""
-    return model.init(torch_generator(seed, STREAM_INIT))
+    return model.init(torch_generator(seed, Stream.INIT))
 
 
 def client_weights(weights, data: ClientData) -> np.ndarray:
@@ -55,7 +53,7 @@ def client_weights(weights, data: ClientData) -> np.ndarray:
         if weights == "uniform":
             return np.full(data.n_clients, 1.0 / data.n_clients)
         raise ValueError(f"weights must be 'size', 'uniform' or a probability vector, got {weights!r}.")
-    return check_probability_vector("weights", weights, size=data.n_clients)
+    return check_simplex("weights", weights, ndim=1, size=data.n_clients)
 
 
 def check_participation(participation: Participation) -> Participation:
@@ -71,7 +69,7 @@ def sample_participants(participation: Participation, n_clients: int, seed: int,
     A float q samples ``max(1, round(qK))`` clients uniformly without replacement; a callable gets
     ``(round, rng)`` and returns a boolean mask of shape (K,) or an index array.
     """
-    rng = numpy_rng(seed, round_, STREAM_SAMPLING)
+    rng = numpy_rng(seed, round_, Stream.SAMPLING)
     if callable(participation):
         chosen = np.asarray(participation(round_, rng))
         if chosen.dtype == bool:

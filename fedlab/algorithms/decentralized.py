@@ -5,11 +5,11 @@ from typing import Callable, Union
 
 import numpy as np
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab.engine import (FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip,
                            local_sgd)
 from fedlab.models import Model
-from fedlab.algorithms._common import STREAM_LOCAL, STREAM_SAMPLING, ClientsState, initial_params
+from fedlab.algorithms._common import (ClientsState, initial_params)
 
 __all__ = ["DecentralizedSGD"]
 
@@ -35,7 +35,7 @@ class DecentralizedSGD:
     def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
         w = self.mixing_matrix
         if callable(w):
-            w = w(round_, numpy_rng(seed, round_, STREAM_SAMPLING))
+            w = w(round_, numpy_rng(seed, round_, Stream.SAMPLING))
         return check_mixing_matrix(w, n)
 
     def init(self, data: FederatedDataset, seed: int) -> ClientsState:
@@ -45,7 +45,7 @@ class DecentralizedSGD:
 
     def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
         new, loss = local_sgd(self.model, state.params, data.train, self.solver,
-                              key=(seed, state.round, STREAM_LOCAL), backend=self.backend)
+                              key=(seed, state.round, Stream.LOCAL), backend=self.backend)
         mixed = gossip(new, self._matrix(state.round, data.n_clients, seed))
         return ClientsState(mixed, state.round + 1), {"local_loss": float(loss.mean())}
 

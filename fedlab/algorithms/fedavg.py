@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedlab._rng import Stream
 from fedlab._validation import check_choice, check_real
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
 from fedlab.models import Model
-from fedlab.algorithms._common import (STREAM_LOCAL, Participation, ServerState, check_participation,
-                                       check_solver, client_weights, evaluate_global, initial_params,
-                                       sample_participants)
+from fedlab.algorithms._common import (Participation, ServerState, check_participation, check_solver,
+                                       client_weights, evaluate_global, initial_params, sample_participants)
 
 __all__ = ["FedAvg", "FedProx"]
 
@@ -52,7 +52,7 @@ class FedAvg:
         if len(chosen) == 0:
             return ServerState(state.params, state.round + 1), {"participants": [], "local_loss": float("nan")}
         start = broadcast(state.params, len(chosen))
-        new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+        new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                               rows=chosen, anchor=start, backend=self.backend)
         p = client_weights(self.weights, data.train)[chosen]
         info = {"participants": chosen.tolist(), "local_loss": float(loss.mean())}

@@ -31,13 +31,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._rng import as_numpy_rng, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
                            metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
 from fedlab.models import Model, Params
-from fedlab.algorithms._common import (STREAM_INIT, STREAM_LOCAL, STREAM_SAMPLING, Participation,
-                                       check_participation, check_solver, client_weights, sample_participants)
+from fedlab.algorithms._common import (Participation, check_participation, check_solver, client_weights,
+                                       sample_participants)
 
 __all__ = [
     "e_step",
@@ -196,7 +196,7 @@ def init_components(model: Model, n_components: int, seed: int) -> Params:
     symmetry of EM (identical components keep identical responsibilities forever).
     """
     n_components = check_int("n_components", n_components, low=1)
-    gen = torch_generator(seed, STREAM_INIT)
+    gen = torch_generator(seed, Stream.INIT)
     draws = [model.init(gen) for _ in range(n_components)]
     return {k: torch.stack([d[k] for d in draws]) for k in draws[0]}
 
@@ -277,13 +277,6 @@ def _check_has_data(data: ClientData, where: str) -> None:
                          f"sample (the E-step and the weights (3.13) are undefined otherwise).")
 
 
-def _check_pi(pi, n_clients: int, n_components: int) -> Tensor:
-    p = check_array("pi_init", pi, shape=(n_clients, n_components), nonnegative=True)
-    if not np.allclose(p.sum(1), 1.0, atol=1e-6):
-        raise ValueError("pi_init rows must lie in the simplex (sum to 1).")
-    return torch.as_tensor(p, dtype=torch.float64)
-
-
 @torch.no_grad()
 def fit_mixture_weights(model: Model, components: Params, data: ClientData, *, n_iter: int = 50, tol: float = 1e-6,
                         pi_init=None) -> tuple[np.ndarray, np.ndarray]:
@@ -322,7 +315,7 @@ def fit_mixture_weights(model: Model, components: Params, data: ClientData, *, n
     losses = component_losses(model, components, data)
     n_comp = losses.shape[1]
     pi = torch.full((data.n_clients, n_comp), 1.0 / n_comp, dtype=torch.float64) if pi_init is None else \
-        _check_pi(pi_init, data.n_clients, n_comp)
+        torch.as_tensor(check_simplex("pi_init", pi_init, shape=(data.n_clients, n_comp)), dtype=torch.float64)
     trace = [mixture_log_likelihood(_log(pi), losses, data.mask)]
     for _ in range(n_iter):
         new = update_pi(e_step(_log(pi), losses), data.mask)
@@ -349,10 +342,10 @@ class MixtureState:
 
 def _initial_pi(kind, n_clients: int, n_components: int, seed: int) -> Tensor:
     if not isinstance(kind, str):
-        return _check_pi(kind, n_clients, n_components)
+        return torch.as_tensor(check_simplex("pi_init", kind, shape=(n_clients, n_components)), dtype=torch.float64)
     if kind == "uniform":
         return torch.full((n_clients, n_components), 1.0 / n_components, dtype=torch.float64)
-    rng = numpy_rng(seed, STREAM_INIT, 1)
+    rng = numpy_rng(seed, Stream.INIT, 1)
     return torch.as_tensor(rng.dirichlet(np.ones(n_components), size=n_clients), dtype=torch.float64)
 
 
@@ -447,7 +440,7 @@ class FedEM:
         start = {k: v.repeat(c, *([1] * (v.dim() - 1))) for k, v in state.params.items()}  # row r: comp r % M
         comps = _shared_components(state.params, c)
         new, new_pi, loss, nll = self._local_update(start, data.train, chosen, state.pi[chosen], comps,
-                                                    (seed, state.round, STREAM_LOCAL))
+                                                    (seed, state.round, Stream.LOCAL))
         p = client_weights(self.weights, data.train)
         agg = weighted_average({k: v.reshape(c, m, *v.shape[1:]) for k, v in new.items()}, p[chosen])
         if self.aggregation == "stale" and c < data.n_clients:
@@ -521,7 +514,7 @@ class DFedEM(FedEM):
     def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
         w = self.mixing_matrix
         if callable(w):
-            w = w(round_, numpy_rng(seed, round_, STREAM_SAMPLING))
+            w = w(round_, numpy_rng(seed, round_, Stream.SAMPLING))
         return check_mixing_matrix(w, n)
 
     def init(self, data: FederatedDataset, seed: int) -> DecentralizedMixtureState:
@@ -543,7 +536,7 @@ class DFedEM(FedEM):
             scale = k * n / n.sum()
         comps = _split_components(state.params, k, m)
         new, pi, loss, nll = self._local_update(state.params, data.train, clients, state.pi, comps,
-                                                (seed, state.round, STREAM_LOCAL), scale)
+                                                (seed, state.round, Stream.LOCAL), scale)
         w = self._matrix(state.round, k, seed)
         mixed = gossip({name: v.reshape(k, m, *v.shape[1:]) for name, v in new.items()}, w)
         mixed = {name: v.reshape(k * m, *v.shape[2:]) for name, v in mixed.items()}
@@ -704,7 +697,7 @@ def federated_gmm_em(xs: Sequence, n_components: int, *, n_iter: int = 100, mean
     if weights_init is None:
         weights = np.full((len(xs), m), 1.0 / m)
     else:
-        weights = _check_pi(weights_init, len(xs), m).numpy().copy()
+        weights = check_simplex("pi_init", weights_init, shape=(len(xs), m)).astype(np.float64).copy()
     var = np.full(m, var0)
     trace_m, trace_v, trace_w = [means.copy()], [var.copy()], [weights.copy()]
     trace_ll = [gmm_log_likelihood(xs, weights, means, var)]

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedlab._rng import Stream
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
 from fedlab.models import Model
-from fedlab.algorithms._common import STREAM_LOCAL, ClientsState, ServerState, evaluate_global, initial_params
+from fedlab.algorithms._common import (ClientsState, ServerState, evaluate_global, initial_params)
 
 __all__ = ["Local", "Centralized"]
 
@@ -21,7 +22,7 @@ class Local:
 
     def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
         new, loss = local_sgd(self.model, state.params, data.train, self.solver,
-                              key=(seed, state.round, STREAM_LOCAL), backend=self.backend)
+                              key=(seed, state.round, Stream.LOCAL), backend=self.backend)
         return ClientsState(new, state.round + 1), {"local_loss": float(loss.mean())}
 
     def evaluate(self, state: ClientsState, data: FederatedDataset) -> dict[str, np.ndarray]:
@@ -39,7 +40,7 @@ class Centralized:
 
     def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
         new, loss = local_sgd(self.model, broadcast(state.params, 1), data.train.pooled(), self.solver,
-                              key=(seed, state.round, STREAM_LOCAL), backend="loop")
+                              key=(seed, state.round, Stream.LOCAL), backend="loop")
         return ServerState({k: v[0] for k, v in new.items()}, state.round + 1), {"local_loss": float(loss[0])}
 
     def evaluate(self, state: ServerState, data: FederatedDataset) -> dict[str, np.ndarray]:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from fedlab._rng import Stream
 from fedlab._validation import check_choice, check_int, check_real
 from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, evaluate,
                            local_sgd, weighted_average)
 from fedlab.models import Model, Params
-from fedlab.algorithms._common import (STREAM_LOCAL, STREAM_PERSONAL, Participation, check_participation,
-                                       check_solver, client_weights, evaluate_global, initial_params,
-                                       sample_participants)
+from fedlab.algorithms._common import (Participation, check_participation, check_solver, client_weights,
+                                       evaluate_global, initial_params, sample_participants)
 from fedlab.algorithms.fedavg import FedAvg
 
 __all__ = [
@@ -173,7 +173,7 @@ class FedAvgPlus(FedAvg):
     def personalize(self, state: FineTuneState, data: ClientData) -> Params:
         """Each client's fine-tuned model, stacked ``(K, ...)``."""
         return finetune(self.model, state.params, data, self.finetune_solver, epochs=self.finetune_epochs,
-                        key=(state.seed, state.round, STREAM_PERSONAL), backend=self.backend)
+                        key=(state.seed, state.round, Stream.PERSONAL), backend=self.backend)
 
     def evaluate(self, state: FineTuneState, data: FederatedDataset) -> dict[str, np.ndarray]:
         return evaluate(self.model, self.personalize(state, data.train), data.train, data.test)
@@ -256,7 +256,7 @@ class ClusteredFL:
             return ClusterState(state.params, state.clusters, state.round + 1), {"participants": [], "n_clusters":
                                                                                  int(clusters.max()) + 1}
         start = {k: v[torch.as_tensor(clusters[chosen])] for k, v in state.params.items()}
-        new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+        new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                               rows=chosen, anchor=start, backend=self.backend)
         updates = (_flat(new) - _flat(start)).numpy()
         p = client_weights(self.weights, data.train)
@@ -413,7 +413,7 @@ class PFedMe(_GlobalPersonal):
         theta = {k: v.clone() for k, v in w.items()}
         losses = []
         for r in range(self.solver.local_steps):
-            theta, loss = local_sgd(self.model, theta, data.train, self.inner, key=(seed, state.round, STREAM_LOCAL, r),
+            theta, loss = local_sgd(self.model, theta, data.train, self.inner, key=(seed, state.round, Stream.LOCAL, r),
                                     rows=chosen, anchor=w, backend=self.backend)
             w = {k: w[k] - self.solver.lr * self.lam * (w[k] - theta[k]) for k in w}
             losses.append(float(loss.mean()))
@@ -424,7 +424,7 @@ class PFedMe(_GlobalPersonal):
 
     def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
         r"""New clients: ``epochs`` of SGD on :math:`f_t(\theta) + \frac\lambda2\|\theta - w\|^2` from the global :math:`w`."""
-        return finetune(self.model, state.params, train, self.inner, key=(seed, STREAM_PERSONAL), epochs=epochs,
+        return finetune(self.model, state.params, train, self.inner, key=(seed, Stream.PERSONAL), epochs=epochs,
                         backend=self.backend)
 
 
@@ -455,7 +455,7 @@ class APFL(_GlobalPersonal):
         for e in range(self.solver.local_steps):
             vbar = {k: a * v[k] + (1 - a) * w[k] for k in v}
             both, loss = local_sgd(self.model, {k: torch.cat([w[k], vbar[k]]) for k in w}, data.train, self.step,
-                                   key=(seed, state.round, STREAM_LOCAL, e), rows=rows, backend=self.backend)
+                                   key=(seed, state.round, Stream.LOCAL, e), rows=rows, backend=self.backend)
             v = {k: v[k] - a * (vbar[k] - both[k][c:]) for k in v}
             w = {k: both[k][:c] for k in w}
             losses.append(float(loss[:c].mean()))
@@ -475,7 +475,7 @@ class APFL(_GlobalPersonal):
         v = {n: t.clone() for n, t in w.items()}
         for e in range(int(np.ceil(epochs * self.solver.local_steps))):
             vbar = {n: a * v[n] + (1 - a) * w[n] for n in v}
-            vbar_new, _ = local_sgd(self.model, vbar, train, self.step, key=(seed, STREAM_PERSONAL, e),
+            vbar_new, _ = local_sgd(self.model, vbar, train, self.step, key=(seed, Stream.PERSONAL, e),
                                     backend=self.backend)
             v = {n: v[n] - a * (vbar[n] - vbar_new[n]) for n in v}
         return {n: a * v[n] + (1 - a) * w[n] for n in v}
@@ -502,10 +502,10 @@ class Ditto(_GlobalPersonal):
         if len(chosen) == 0:
             return PersonalState(state.params, state.personal, state.round + 1), {"participants": []}
         start = broadcast(state.params, len(chosen))
-        w, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+        w, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                             rows=chosen, anchor=start, backend=self.backend)
         v = {k: t[torch.as_tensor(chosen)] for k, t in state.personal.items()}
-        v, ploss = local_sgd(self.model, v, data.train, self.personal_solver, key=(seed, state.round, STREAM_PERSONAL),
+        v, ploss = local_sgd(self.model, v, data.train, self.personal_solver, key=(seed, state.round, Stream.PERSONAL),
                              rows=chosen, anchor=start, backend=self.backend)
         info = {"participants": chosen.tolist(), "local_loss": float(loss.mean()), "personal_loss": float(ploss.mean())}
         return PersonalState(self._aggregate(w, chosen, data), self._scatter(state.personal, chosen, v),
@@ -513,7 +513,7 @@ class Ditto(_GlobalPersonal):
 
     def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
         r"""New clients: ``epochs`` of SGD on :math:`f_t(v) + \frac\lambda2\|v - w\|^2` from the global :math:`w`."""
-        return finetune(self.model, state.params, train, self.personal_solver, key=(seed, STREAM_PERSONAL),
+        return finetune(self.model, state.params, train, self.personal_solver, key=(seed, Stream.PERSONAL),
                         epochs=epochs, backend=self.backend)
 
 
@@ -575,11 +575,11 @@ class FedRep(_GlobalPersonal):
         body = {k: v.clone() for k, v in broadcast(state.params, c).items()}
         heads = {k: t[torch.as_tensor(chosen)] for k, t in state.personal.items()}
         heads, hloss = local_sgd(_Frozen(self.model, body), heads, data.train, self.head_solver,
-                                 key=(seed, state.round, STREAM_PERSONAL), rows=chosen, backend="batched")
+                                 key=(seed, state.round, Stream.PERSONAL), rows=chosen, backend="batched")
         loss = hloss
         if body:
             body, loss = local_sgd(_Frozen(self.model, heads), body, data.train, self.solver,
-                                   key=(seed, state.round, STREAM_LOCAL), rows=chosen, backend="batched")
+                                   key=(seed, state.round, Stream.LOCAL), rows=chosen, backend="batched")
             params = self._aggregate(body, chosen, data)
         else:
             params = state.params
@@ -600,7 +600,7 @@ class FedRep(_GlobalPersonal):
         body = broadcast(state.params, k)
         solver = LocalSGD(**{**self.head_solver.__dict__,
                              "local_steps": int(np.ceil(epochs * self.head_solver.local_steps))})
-        heads, _ = local_sgd(_Frozen(self.model, body), heads, train, solver, key=(seed, STREAM_PERSONAL),
+        heads, _ = local_sgd(_Frozen(self.model, body), heads, train, solver, key=(seed, Stream.PERSONAL),
                              backend="batched")
         return {**body, **heads}
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_probability_vector, check_real
+from fedlab._validation import check_array, check_int, check_simplex, check_real
 
 __all__ = [
     "biased_importance",
@@ -113,7 +113,7 @@ def unbiased_weights(alpha, pi) -> np.ndarray:
     pi : array (N,)
         Positive availabilities.
     """
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     pi = _check_pi(pi, len(alpha))
     return alpha / pi
 
@@ -127,7 +127,7 @@ def chi2_divergence(alpha, p) -> np.ndarray:
     alpha : array (N,), probability vector
     p : array (..., N), probability vectors
     """
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     p = _check_q(p, len(alpha))
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, (alpha - p) ** 2 / np.where(p > 0, p, 1.0), np.where(alpha > 0, np.inf, 0.0))
@@ -136,7 +136,7 @@ def chi2_divergence(alpha, p) -> np.ndarray:
 
 def tv_distance(alpha, p) -> np.ndarray:
     r"""Total-variation distance :math:`d_{TV}(\alpha,\mathbf p)=\frac12\sum_k|\alpha_k-p_k|` (Thm 2.2.4)."""
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     p = _check_q(p, len(alpha))
     return 0.5 * np.abs(alpha - p).sum(-1)
 
@@ -582,7 +582,7 @@ def minimize_total_error_cvxpy(alpha, pi, A, B: float, C: float = 0.0, *, kappa2
     q : array (N,) with :math:`\|\mathbf q\|_1=Q`.
     """
     cp = _cvxpy()
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     pi, A, B, Q = _check_min_inputs(pi, A, B, Q)
     if len(alpha) != len(pi):
         raise ValueError(f"alpha and pi must have the same length, got {len(alpha)} and {len(pi)}.")
@@ -651,7 +651,7 @@ def subset_bounds(alpha, pi, lam, *, sigma2=1.0, gamma_prime: float = 1.0, T: in
     **constants
         ``E, L, D, G, H, gamma, diam, eta1, t_max`` for :func:`bound_constants`.
     """
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     n = len(alpha)
     if n > 12:
         raise ValueError(f"subset_bounds enumerates 2^N subsets; N must be <= 12, got {n}.")

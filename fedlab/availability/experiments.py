@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._rng import derive_seed, numpy_rng
+from fedlab._rng import Stream, derive_seed, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real
 from fedlab.availability.algorithms import PRESETS
 from fedlab.availability.data import AvailabilityEstimator, MarkovAvailability, make_population
@@ -34,7 +34,6 @@ __all__ = ["AVAILABILITY_DATASETS", "DEFAULT_LR", "METHOD_LABELS", "leaf_federat
            "run_availability", "summarize_run", "estimator_errors"]
 
 # random streams of the experiment (the engine uses 0..3)
-_STREAM_DATA, _STREAM_POPULATION, _STREAM_TRACE, _STREAM_PRIOR = 101, 102, 103, 104
 
 DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
 
@@ -42,21 +41,21 @@ DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
 def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: float = 0.5,
                     max_samples: int = 500) -> FederatedDataset:
     r"""LEAF Synthetic(γ, δ) over ``n_clients`` clients, sizes :math:`\min(\lfloor\mathrm{LogN}(4,1)\rfloor+50,` ``max_samples``:math:`)`."""
-    rng = numpy_rng(seed, _STREAM_DATA)
+    rng = numpy_rng(seed, Stream.AVAILABILITY_DATA)
     sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_clients).astype(np.int64) + 50, max_samples)
     arrays = make_leaf_synthetic(gamma, delta, n_samples=sizes, dim=60, n_classes=10, rng=rng)
     return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
-                                               seed=derive_seed(seed, _STREAM_DATA, 1))
+                                               seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
 
 
 def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5) -> FederatedDataset:
     """The 8x8 digits split over ``n_clients`` with Dirichlet(``dirichlet``) label proportions, 25% test."""
     x, y = load_digits_arrays()
     min_size = max(4, min(20, len(y) // (3 * n_clients)))
-    part = partition_dirichlet(y, n_clients, dirichlet, min_size=min_size, rng=numpy_rng(seed, _STREAM_DATA))
+    part = partition_dirichlet(y, n_clients, dirichlet, min_size=min_size, rng=numpy_rng(seed, Stream.AVAILABILITY_DATA))
     return FederatedDataset.from_client_arrays([x[i] for i in part.indices], [y[i] for i in part.indices],
                                                test_fraction=0.25, n_classes=10,
-                                               seed=derive_seed(seed, _STREAM_DATA, 1))
+                                               seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
 
 
 AVAILABILITY_DATASETS = {"leaf": leaf_federation, "digits": digits_federation}
@@ -79,9 +78,9 @@ def availability_setup(dataset: str, n_clients: int, rounds: int, seed: int, *, 
     else:
         data = digits_federation(n_clients, seed, dirichlet=heterogeneity)
     population = make_population(n_clients, g=g, nu=nu, eps=eps, layout=layout,
-                                 rng=numpy_rng(seed, _STREAM_POPULATION))
+                                 rng=numpy_rng(seed, Stream.AVAILABILITY_POPULATION))
     # the prior rounds come first, training continues the same chains
-    full = population.simulate(t_prior + rounds, rng=numpy_rng(seed, _STREAM_TRACE))
+    full = population.simulate(t_prior + rounds, rng=numpy_rng(seed, Stream.AVAILABILITY_TRACE))
     return data, population, full[t_prior:], full[:t_prior]
 
 
@@ -208,8 +207,8 @@ def estimator_errors(priors, *, n_clients: int = 100, layout: str = "code3", see
     priors = [check_int("priors", int(t), low=1) for t in priors]
     pi_err, lam_err = [], []
     for seed in seeds:
-        pop = make_population(n_clients, layout=layout, rng=numpy_rng(seed, _STREAM_POPULATION))
-        trace = pop.simulate(max(priors), rng=numpy_rng(seed, _STREAM_PRIOR))
+        pop = make_population(n_clients, layout=layout, rng=numpy_rng(seed, Stream.AVAILABILITY_POPULATION))
+        trace = pop.simulate(max(priors), rng=numpy_rng(seed, Stream.AVAILABILITY_PRIOR))
         est = AvailabilityEstimator.empty(n_clients)
         row_pi, row_lam, done = [], [], 0
         for t in sorted(priors):

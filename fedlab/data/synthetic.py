@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_probability_vector, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_simplex, check_real
 from fedlab.data.partition import ClientArrays
 
 __all__ = [
@@ -185,7 +185,7 @@ def make_gaussian_mixture(n_components: int, dim: int, n_samples: int, *, means:
     rng = as_numpy_rng(rng)
     mu = _mixture_means(means, m, dim, spread, rng)
     var = _component_variances(cov_scale, m)
-    pi = np.full(m, 1.0 / m) if weights is None else check_probability_vector("weights", weights, size=m)
+    pi = np.full(m, 1.0 / m) if weights is None else check_simplex("weights", weights, ndim=1, size=m)
     x, z = _draw_mixture(n, pi, mu, var, rng)
     return GaussianMixtureSample(x, z, mu, pi, var[:, None, None] * np.eye(dim))
 

@@ -30,13 +30,12 @@ import numpy as np
 import torch
 from scipy.signal import lfilter
 
-from fedlab._rng import as_numpy_rng, numpy_rng
+from fedlab._rng import Stream, as_numpy_rng, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.dynamic.data import DriftingLeastSquares
 from fedlab.engine import DivergenceError, FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
 from fedlab.models import Model
-from fedlab.algorithms._common import (STREAM_LOCAL, STREAM_SAMPLING, ServerState, check_solver,
-                                       evaluate_global, initial_params)
+from fedlab.algorithms._common import (ServerState, check_solver, evaluate_global, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -222,7 +221,7 @@ def dynamic_fedavg(problem: DriftingLeastSquares, *, lr, n_iters: int, n_active:
     msd[:, 0] = np.sum((w_star + c_scale[:, None] * zbar - w) ** 2, -1)
     lr_u, inv = np.unique(lr, return_inverse=True)                              # distinct step sizes
     n_u = lr_u.size
-    rng = numpy_rng(seed, STREAM_SAMPLING)
+    rng = numpy_rng(seed, Stream.SAMPLING)
     e_max = int(e_k.max())
     eye = np.eye(d)
     done = 0
@@ -379,7 +378,7 @@ class DynamicFedAvg:
 
     def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
         n_l, e_k, b_k = self._budgets(data.n_clients)
-        rng = numpy_rng(seed, state.round, STREAM_SAMPLING)
+        rng = numpy_rng(seed, state.round, Stream.SAMPLING)
         chosen = np.sort(rng.choice(data.n_clients, size=n_l, replace=False))
         groups: dict[tuple[int, int], list[int]] = {}
         for k in chosen.tolist():
@@ -389,7 +388,7 @@ class DynamicFedAvg:
             lr = self.solver.lr / e if self.normalize else self.solver.lr
             solver = LocalSGD(**{**self.solver.__dict__, "lr": lr, "local_steps": e, "batch_size": b})
             start = broadcast(state.params, len(members))
-            new, loss = local_sgd(self.model, start, data.train, solver, key=(seed, state.round, STREAM_LOCAL),
+            new, loss = local_sgd(self.model, start, data.train, solver, key=(seed, state.round, Stream.LOCAL),
                                   rows=members, anchor=start, backend=self.backend)
             new_parts.append(new)
             rows.extend(members)

@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-from fedlab._rng import derive_seed
+from fedlab._rng import Stream, derive_seed
 from fedlab._validation import check_choice, check_int, check_real
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
 from fedlab.fedem.algorithms import PRESETS
@@ -464,7 +464,7 @@ def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int 
     """
     from fedlab.engine import FederatedDataset
 
-    rng = np.random.default_rng(derive_seed(seed, 31))
+    rng = np.random.default_rng(derive_seed(seed, Stream.FEDEM_NEW_CLIENTS))
     w = rng.standard_normal(dim)
     xs, ys = [], []
     for k in range(n_clients):

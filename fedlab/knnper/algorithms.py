@@ -40,11 +40,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, metrics_from_proba
 from fedlab.models import MLP, Model, Params, SmallCNN
-from fedlab.algorithms._common import STREAM_PERSONAL, ServerState, evaluate_global
+from fedlab.algorithms._common import (ServerState, evaluate_global)
 from fedlab.algorithms import (APFL, METHODS, ClusteredFL, Ditto, FedAvg, FedAvgPlus, FedEM, FedRep, Local)
 
 __all__ = [
@@ -579,7 +579,7 @@ def build_datastores(features: ClientFeatures, *, capacity: float = 1.0, seed: i
     check_real("capacity", capacity, low=0, high=1)
     check_int("seed", seed, low=0)
     return [Datastore.build(keys, labels, features.n_classes, capacity=capacity,
-                            rng=numpy_rng(seed, k, STREAM_PERSONAL))
+                            rng=numpy_rng(seed, k, Stream.PERSONAL))
             for k, (keys, labels) in enumerate(zip(features.keys, features.labels))]
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real
 from fedlab.algorithms.fedavg import FedAvg
 from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, ClientFeatures, Datastore, accuracy_grid, client_features,
@@ -187,8 +187,8 @@ def digits_split(n_clients: int = 20, alpha: float = 0.3, seed: int = 0, *, val_
     if pool is not None:
         pool = np.asarray(pool, dtype=np.int64)
         x, y = x[pool], y[pool]
-    part = partition_dirichlet(y, n_clients, alpha, min_size=min_size, rng=numpy_rng(seed, 0, 11))
-    rng = numpy_rng(seed, 1, 11)
+    part = partition_dirichlet(y, n_clients, alpha, min_size=min_size, rng=numpy_rng(seed, 0, Stream.KNNPER_SPLIT))
+    rng = numpy_rng(seed, 1, Stream.KNNPER_SPLIT)
     parts = [_split_indices(ix, (val_fraction, test_fraction), rng) for ix in part.indices]
     make = [ClientData.from_arrays([x[p[j]] for p in parts], [y[p[j]] for p in parts], allow_empty=True)
             for j in range(3)]
@@ -453,7 +453,7 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
         check_choice("methods", m, CHAPTER_METHODS)
     check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
     split = digits_split(n_clients, alpha, seed)
-    perm = numpy_rng(seed, 2, 11).permutation(n_clients)
+    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
     n_new = max(1, int(round(new_fraction * n_clients)))
     new_ids, old_ids = np.sort(perm[:n_new]), np.sort(perm[n_new:])
     old, new = split.select(old_ids), split.select(new_ids)
@@ -532,7 +532,7 @@ def new_client_features(*, alpha: float = 0.3, n_clients: int = 20, rounds: int 
     """
     check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
     split = digits_split(n_clients, alpha, seed)
-    perm = numpy_rng(seed, 2, 11).permutation(n_clients)
+    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
     n_new = max(1, int(round(new_fraction * n_clients)))
     old, new = split.select(np.sort(perm[n_new:])), split.select(np.sort(perm[:n_new]))
     params, _, _ = train_global(old.federated(), rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
@@ -572,8 +572,8 @@ def surface_from_features(feats: NewClientFeatures, *, capacities: Sequence[floa
 
 def capacity_lambda_surface(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100, lr: float = 10 ** -0.5,
                             local_steps: int = 5, batch_size: int = 16,
-                            capacities: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)),
-                            lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)), k: int = 10,
+                            capacities: Sequence[float] = tuple(np.round(np.linspace(0, 1, Stream.KNNPER_SPLIT), 2)),
+                            lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, Stream.KNNPER_SPLIT), 2)), k: int = 10,
                             sigma: float = 1.0, new_fraction: float = 0.5, seed: int = 0) -> dict:
     r"""Accuracy over (capacity, shared λ) for clients unseen at training (thesis Fig. 3.2/3.3 setting).
 
@@ -643,7 +643,7 @@ def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10,
     """
     check_int("k0", k0, low=1)
     check_int("n_steps", n_steps, low=k0 + 1)
-    perm = numpy_rng(seed, 3, 11).permutation(1797)
+    perm = numpy_rng(seed, 3, Stream.KNNPER_SPLIT).permutation(1797)
     pool_a, pool_b = np.sort(perm[:900]), np.sort(perm[900:])
     a = digits_split(n_clients, alpha, seed, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_a)
     b = digits_split(n_clients, alpha, seed + 7919, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_b)

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.markovian.data import MarkovRegression
 from fedlab.engine import DivergenceError
@@ -41,7 +41,6 @@ __all__ = [
     "STREAMING_ALGORITHMS",
 ]
 
-STREAM_NOISE = 11  # random stream of the observation noise
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ def streaming_minibatch_sgd(problem, states, *, lr_global, w0=None, seed: int = 
     """
     st, batch, w = _prepare(problem, states, w0, seed)
     gamma = _row_param("lr_global", lr_global, batch.n_rows)[:, None]
-    rng = numpy_rng(seed, STREAM_NOISE)
+    rng = numpy_rng(seed, Stream.MARKOV_NOISE)
     n_rounds, m, k = st.shape[1:]
     gn = np.empty((batch.n_rows, n_rounds + 1))
     gn[:, 0] = np.sum(batch.grad_F(w) ** 2, -1)
@@ -189,7 +188,7 @@ def streaming_minibatch_sgd(problem, states, *, lr_global, w0=None, seed: int = 
 def _local_core(batch: _Batch, st: np.ndarray, w: np.ndarray, eta, gamma, beta, seed: int, copies: int,
                 v0=None, name: str = "local SGD") -> tuple[np.ndarray, np.ndarray]:
     """Local SGD-M on ``copies`` x R rows (rows c*R + r share the streams and noise of replica r)."""
-    rng = numpy_rng(seed, STREAM_NOISE)
+    rng = numpy_rng(seed, Stream.MARKOV_NOISE)
     n_rounds, m, k = st.shape[1:]
     full = batch.tile(copies)
     rows = full.n_rows

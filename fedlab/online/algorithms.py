@@ -45,8 +45,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from fedlab._rng import as_numpy_rng, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.engine import FederatedDataset, History, LocalSGD, local_sgd, metrics_from_proba
 from fedlab.engine.local import DivergenceError
 from fedlab.models import Model, Params, init_stacked
@@ -80,8 +80,6 @@ _LOG_CAP = math.log(1e300)  # largest log-magnitude of a gradient entry or of a 
 _STEP_CAP = 1e300
 
 # random streams (keys (seed, t, stream)); the data stream does not depend on the algorithm's options
-STREAM_DATA, STREAM_GRAD, STREAM_LOSS, STREAM_INIT = 20, 21, 22, 23
-STREAM_EM = 24
 
 
 # ----------------------------------------------------------------------------------------- step sizes
@@ -217,20 +215,6 @@ def _check_variance(variance: Any) -> float:
     return check_real("variance", variance, low=0, low_open=True)
 
 
-def _check_simplex(name: str, value: Any, m: int | None = None, atol: float = 1e-6) -> np.ndarray:
-    arr = check_array(name, value)
-    if arr.ndim == 0 or (m is not None and arr.shape[-1] != m):
-        raise ValueError(f"{name} must hold mixture weights over {m if m is not None else 'm'} components on its "
-                         f"last axis, got shape {arr.shape}.")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must lie on the simplex: found a negative weight {arr.min():.3g}.")
-    sums = arr.sum(-1)
-    if np.any(np.abs(sums - 1.0) > atol):
-        bad = np.atleast_1d(sums)[np.abs(np.atleast_1d(sums) - 1.0) > atol]
-        raise ValueError(f"{name} must lie on the simplex (weights summing to 1), got sums such as {bad[:3].tolist()}.")
-    return arr
-
-
 def _log_weights(pi: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.maximum(np.log(pi), LOG_FLOOR)
@@ -260,7 +244,7 @@ def _check_samples(x: Any, d: int) -> np.ndarray:
 
 
 def _client_weights(name: str, value: Any, n_clients: int, m: int) -> np.ndarray:
-    arr = _check_simplex(name, value, m)
+    arr = check_simplex(name, value, size=m)
     if arr.ndim == 1:
         arr = np.broadcast_to(arr, (n_clients, m))
     if arr.shape != (n_clients, m):
@@ -484,12 +468,12 @@ def mixture_weight_gradient(pi: Any, means: Any, *, pi_tilde: Any = None, sample
     variance = _check_variance(variance)
     if (pi_tilde is None) == (samples is None):
         raise ValueError("give exactly one of pi_tilde (Monte Carlo from the estimated mixture) and samples.")
-    pi = _check_simplex("pi", pi, mu.shape[0])
+    pi = check_simplex("pi", pi, size=mu.shape[0])
     if samples is not None:
         z = _check_samples(samples, mu.shape[1])
         n_clients = z.shape[0]
     else:
-        pt = _check_simplex("pi_tilde", pi_tilde, mu.shape[0])
+        pt = check_simplex("pi_tilde", pi_tilde, size=mu.shape[0])
         n_clients = max(1 if pt.ndim == 1 else pt.shape[0], 1 if pi.ndim == 1 else pi.shape[0])
         pt = _client_weights("pi_tilde", pt, n_clients, mu.shape[0])
         n_mc = check_int("n_mc", n_mc, low=1)
@@ -548,7 +532,7 @@ def mixture_kl(pi_p: Any, means_p: Any, pi_q: Any, means_q: Any, *, n_mc: int = 
     mq = check_array("means_q", means_q, ndim=2)
     if mq.shape[1] != mp.shape[1]:
         raise ValueError(f"means_q must have dimension {mp.shape[1]}, got shape {mq.shape}.")
-    pp, pq = _check_simplex("pi_p", pi_p, mp.shape[0]), _check_simplex("pi_q", pi_q, mq.shape[0])
+    pp, pq = check_simplex("pi_p", pi_p, size=mp.shape[0]), check_simplex("pi_q", pi_q, size=mq.shape[0])
     c = max(1 if pp.ndim == 1 else pp.shape[0], 1 if pq.ndim == 1 else pq.shape[0])
     pp, pq = _client_weights("pi_p", pp, c, mp.shape[0]), _client_weights("pi_q", pq, c, mq.shape[0])
     n_mc = check_int("n_mc", n_mc, low=1)
@@ -724,7 +708,7 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
     """
     mu_star = _check_means("means_star", means_star)
     m, d = mu_star.shape
-    w_star = _check_simplex("weights_star", weights_star, m)
+    w_star = check_simplex("weights_star", weights_star, size=m)
     if w_star.ndim != 3:
         raise ValueError(f"weights_star must have shape (T, C, m), got {w_star.shape}.")
     horizon, n_clients = w_star.shape[:2]
@@ -744,7 +728,7 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
     variance = _check_variance(variance)
     seed = check_int("seed", seed, low=0)
     if means_init is None:
-        mu = _initial_means(mu_star, init_scale, numpy_rng(seed, 0, STREAM_INIT))
+        mu = _initial_means(mu_star, init_scale, numpy_rng(seed, 0, Stream.ONLINE_INIT))
     else:
         mu = check_array("means_init", means_init, shape=(m, d)).copy()
     sd = math.sqrt(variance)
@@ -758,7 +742,7 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
     for t in tqdm(range(1, horizon + 1), desc="FEM-OMD", disable=not progress, leave=False):
         ws, lws = w_star[t - 1], log_w_star[t - 1]
         # 1. score the played model on stratified draws z ~ N(mu*_r, s^2 I), shared by the clients
-        z = mu_star[:, None, :] + sd * numpy_rng(seed, t, STREAM_LOSS).standard_normal((m, n_mc_loss, d))
+        z = mu_star[:, None, :] + sd * numpy_rng(seed, t, Stream.ONLINE_LOSS).standard_normal((m, n_mc_loss, d))
         star = _density_parts(_log_gauss(z, mu_star, variance))       # component densities at the m * L draws
         play = _density_parts(_log_gauss(z, mu, variance))
         shape = (n_clients, m, n_mc_loss)
@@ -780,7 +764,7 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
         weighted = (inv.reshape(shape) * ws[:, :, None]).reshape(n_clients, -1)
         true_grad = -(weighted @ star[2].T) / n_mc_loss
         # 2. observe n samples per client
-        x = _sample_mixture(numpy_rng(seed, t, STREAM_DATA), ws, mu_star, n, variance)
+        x = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_DATA), ws, mu_star, n, variance)
         # 3. federated EM from the current means
         log_pi0 = np.full_like(log_pi, -math.log(m)) if pi_init == "uniform" else log_pi
         pi_tilde, mu_em = _federated_em(x, mu, log_pi0, k_steps, split, variance)
@@ -788,7 +772,7 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
         mu = t / (t + 1) * mu + mu_em / (t + 1)
         # 5. gradient estimate at the played weights
         if gradient == "model":
-            zg = _sample_mixture(numpy_rng(seed, t, STREAM_GRAD), pi_tilde, mu, n_mc, variance)
+            zg = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_GRAD), pi_tilde, mu, n_mc, variance)
         else:
             zg = x
         g = _grad_from_log(_log_neg_grad(zg, log_pi, mu, variance))
@@ -928,7 +912,7 @@ class FEMOMD:
 
     # -- the algorithm protocol -------------------------------------------------------------------
     def init(self, data: FederatedDataset, seed: int) -> FEMOMDState:
-        params = init_stacked(self.model, self.n_components, torch_generator(seed, 0, STREAM_INIT), same=False)
+        params = init_stacked(self.model, self.n_components, torch_generator(seed, 0, Stream.ONLINE_INIT), same=False)
         log_pi = np.full((data.n_clients, self.n_components), -math.log(self.n_components))
         return FEMOMDState(params, log_pi, 0)
 
@@ -956,7 +940,7 @@ class FEMOMD:
                 pi_tilde = resp.sum(2) / n_c[:, None]                    # (4.45)
             start = {kk: v.repeat(c, *([1] * (v.dim() - 1))) for kk, v in omega.items()}
             weight = resp.reshape(c * m, -1).to(train.x.dtype)
-            new_rows, loss = local_sgd(self.model, start, train, self.solver, key=(seed, state.round, STREAM_EM, k),
+            new_rows, loss = local_sgd(self.model, start, train, self.solver, key=(seed, state.round, Stream.ONLINE_EM, k),
                                        rows=rows, sample_weight=weight, backend=self.backend)
             losses.append(float(loss.mean()))
             omega = self._sync(new_rows, pi_tilde, omega)

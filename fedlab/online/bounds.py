@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_real
+from fedlab._validation import check_array, check_int, check_real, check_simplex
 
 __all__ = [
     "omd_inexact_regret_bound",
@@ -58,19 +58,6 @@ def _horizon(name: str, value: Any) -> np.ndarray | float:
     if np.any(arr <= 0):
         raise ValueError(f"{name} must be positive, got minimum {arr.min()}.")
     return float(arr) if arr.ndim == 0 else arr
-
-
-def _simplex(name: str, value: Any, *, size: int | None = None, atol: float = 1e-6) -> np.ndarray:
-    """Probability vectors along the last axis (any leading shape)."""
-    arr = check_array(name, value, nonnegative=True)
-    if arr.ndim == 0 or (size is not None and arr.shape[-1] != size):
-        raise ValueError(f"{name} must have {size if size is not None else 'm'} entries on its last axis, "
-                         f"got shape {arr.shape}.")
-    sums = arr.sum(-1)
-    if np.any(np.abs(sums - 1.0) > atol):
-        raise ValueError(f"{name} must lie on the simplex (entries summing to 1), got sums "
-                         f"{np.atleast_1d(sums)[:5].tolist()}.")
-    return arr
 
 
 def _means(name: str, value: Any) -> np.ndarray:
@@ -381,8 +368,8 @@ def gradient_error_bound(means: Any, means_star: Any, pi_tilde: Any, pi_star: An
     mu = check_array("means", means, ndim=2)
     mu_star = check_array("means_star", means_star, shape=mu.shape)
     m = mu.shape[0]
-    pt = _simplex("pi_tilde", pi_tilde, size=m)
-    ps = _simplex("pi_star", pi_star, size=m)
+    pt = check_simplex("pi_tilde", pi_tilde, size=m)
+    ps = check_simplex("pi_star", pi_star, size=m)
     if pt.ndim != 1 or ps.ndim != 1:
         raise ValueError(f"pi_tilde and pi_star must be vectors of shape ({m},).")
     gamma = check_real("gamma", gamma, low=0)
@@ -403,7 +390,7 @@ def neg_entropy(pi: Any) -> np.ndarray | float:
     -------
     float or np.ndarray (leading shape)
     """
-    p = _simplex("pi", pi)
+    p = check_simplex("pi", pi)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     out = terms.sum(-1)
@@ -477,8 +464,8 @@ def mixture_tv_sup_upper(pi: Any, means: Any, pi2: Any, means2: Any, *, variance
     """
     mu = check_array("means", means, ndim=2)
     mu2 = check_array("means2", means2, shape=mu.shape)
-    p = _simplex("pi", pi, size=mu.shape[0])
-    q = _simplex("pi2", pi2, size=mu.shape[0])
+    p = check_simplex("pi", pi, size=mu.shape[0])
+    q = check_simplex("pi2", pi2, size=mu.shape[0])
     if p.ndim != 1 or q.ndim != 1:
         raise ValueError("pi and pi2 must be vectors.")
     var = check_real("variance", variance, low=0, low_open=True)

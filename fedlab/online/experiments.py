@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.online.algorithms import FEMOMD, omd_log_step, fem_omd_gmm, run_online
 from fedlab.online.bounds import (fem_omd_regret_bound, neg_entropy_diameter, omd_inexact_regret_bound,
@@ -47,7 +47,6 @@ __all__ = [
 GMM_CENTERS = ("circle", "paper")
 DIGITS_STREAM_MODES = ("label_groups", "permutation")
 WEIGHT_PROCESSES = ("iid", "fixed")
-_STREAM_ENV, _STREAM_POOL, _STREAM_WEIGHTS, _STREAM_DRAW = 30, 31, 32, 33
 
 
 # ----------------------------------------------------------------------------------------- GMM stream
@@ -123,7 +122,7 @@ def make_gmm_stream(*, n_components: int = 3, dim: int = 2, n_clients: int = 20,
     check_choice("centers", centers, GMM_CENTERS)
     floor = check_real("weight_floor", weight_floor, low=0, high=1.0 / m, high_open=True)
     seed = check_int("seed", seed, low=0)
-    rng = numpy_rng(seed, 0, _STREAM_ENV)
+    rng = numpy_rng(seed, 0, Stream.ONLINE_ENV)
     if centers == "circle":
         if d < 2:
             raise ValueError(f"centers='circle' needs dim >= 2, got dim={d}.")
@@ -228,7 +227,7 @@ def separated_limit_regret(*, n_components: int = 3, alpha: float = 0.1, horizon
     alpha = check_real("alpha", alpha, low=0, low_open=True)
     horizon = check_int("horizon", horizon, low=1)
     n_refine = check_int("n_refine", n_refine, low=1)
-    rng = numpy_rng(check_int("seed", seed, low=0), 0, _STREAM_ENV)
+    rng = numpy_rng(check_int("seed", seed, low=0), 0, Stream.ONLINE_ENV)
     pi_star = np.maximum(rng.dirichlet(np.full(m, alpha), size=horizon), 1e-12)
     pi_star /= pi_star.sum(1, keepdims=True)
     pi_bar = pi_star.mean(0)
@@ -303,7 +302,7 @@ class DigitsMixtureStream:
         self._cache: dict[int, dict] = {}
         x, y = load_digits_arrays()
         self.x, self.y = x.astype(np.float32), y.astype(np.int64)
-        rng = numpy_rng(self.seed, 0, _STREAM_POOL)
+        rng = numpy_rng(self.seed, 0, Stream.ONLINE_POOL)
         perm = rng.permutation(len(y))
         cut = int(0.75 * len(y))
         self.train_pool, self.test_pool = np.sort(perm[:cut]), np.sort(perm[cut:])
@@ -330,7 +329,7 @@ class DigitsMixtureStream:
         r""":math:`\pi^*_{t,c}` of every client, shape (C, m)."""
         t = check_int("t", t, low=0)
         key = t if self.weight_process == "iid" else 0
-        w = numpy_rng(self.seed, key, _STREAM_WEIGHTS).dirichlet(np.full(self.n_components, self.alpha),
+        w = numpy_rng(self.seed, key, Stream.ONLINE_WEIGHTS).dirichlet(np.full(self.n_components, self.alpha),
                                                                size=self.n_clients)
         w = np.maximum(w, 1e-12)
         return w / w.sum(1, keepdims=True)
@@ -350,7 +349,7 @@ class DigitsMixtureStream:
         if t in self._cache:
             return self._cache[t]
         pi = self.weights(t)
-        rng = numpy_rng(self.seed, t, _STREAM_DRAW)
+        rng = numpy_rng(self.seed, t, Stream.ONLINE_DRAW)
         out = {k: [] for k in ("x", "y", "z", "x_test", "y_test", "z_test")}
         for c in range(self.n_clients):
             for suffix, n, pool in (("", self.n_samples, "train"), ("_test", self.n_test, "test")):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_probability_vector, check_real
+from fedlab._validation import check_array, check_int, check_simplex, check_real
 
 __all__ = ["QuadraticClients", "fedavg_quadratic", "fedavg_fixed_point"]
 
@@ -32,7 +32,7 @@ class QuadraticClients:
         a = check_array("curvatures", self.curvatures, shape=(k, d, d))
         if not np.allclose(a, np.swapaxes(a, 1, 2)) or np.linalg.eigvalsh(a).min() <= 0:
             raise ValueError("curvatures must be symmetric positive definite matrices.")
-        check_probability_vector("weights", self.weights, size=k)
+        check_simplex("weights", self.weights, ndim=1, size=k)
 
     def optimum(self) -> np.ndarray:
         """Minimiser :math:`w^\\star` of the weighted global objective."""

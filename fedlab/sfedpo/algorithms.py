@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_real
 from fedlab.sfedpo.bounds import heterogeneity_score
 from fedlab.sfedpo.strategies import (AGGREGATION_RULES, SAMPLING_RULES, SCORE_VARIANTS, aggregation_weights,
@@ -52,9 +52,8 @@ from fedlab.engine import (LocalSGD, broadcast, evaluate, local_sgd, metrics_fro
                            weighted_average)
 from fedlab.models import Model, Params
 from fedlab.algorithms import METHODS
-from fedlab.algorithms._common import STREAM_LOCAL, STREAM_SAMPLING, check_solver, initial_params
+from fedlab.algorithms._common import (check_solver, initial_params)
 
-_STREAM_EVICT = 11  # randomness of the buffers' update rules, keyed (seed, round, _STREAM_EVICT, step)
 
 __all__ = [
     "SERVER_RULES",
@@ -198,7 +197,7 @@ class SFedPO:
         r = state.round
         if r >= data.n_rounds:
             raise ValueError(f"round {r} is beyond the data set's horizon R={data.n_rounds}.")
-        mask = numpy_rng(seed, r, STREAM_SAMPLING).random(data.n_clients) < data.q
+        mask = numpy_rng(seed, r, Stream.SAMPLING).random(data.n_clients) < data.q
         chosen = np.flatnonzero(mask)
         if len(chosen) == 0:
             return SFedPOState(state.params, state.buffers, r + 1), {
@@ -215,13 +214,13 @@ class SFedPO:
             # round(alpha_{n, m_t} D) fresh samples of the current state for each participant, 0 for the others
             sizes = np.where(mask, np.rint(alpha[rows, steps[:, t - 1]] * data.capacity), 0).astype(np.int64)
             fresh = data._fresh(r, t, sizes)
-            rng = numpy_rng(seed, r, _STREAM_EVICT, t)
+            rng = numpy_rng(seed, r, Stream.SFEDPO_EVICT, t)
             for n in chosen:
                 if fresh[n] is not None:  # None: the ratio of the current state is 0 (e.g. a state the forecast missed)
                     x, y, m = fresh[n]
                     refreshed += bank._replace(int(n), x, y, m, rng)
             params, loss = local_sgd(self.model, params, bank.client_data(chosen), self.solver,
-                                     key=(seed, r, STREAM_LOCAL, t), anchor=start, backend=self.backend)
+                                     key=(seed, r, Stream.LOCAL, t), anchor=start, backend=self.backend)
             losses.append(loss)
         mean = weighted_average(params, p)
         if self.server == "fedexp":

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from scipy.special import xlogy
 
-from fedlab._rng import as_numpy_rng, numpy_rng
+from fedlab._rng import Stream, as_numpy_rng, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.engine.population import ClientData, FederatedDataset
 from fedlab.markov import stationary_distribution
@@ -70,7 +70,6 @@ __all__ = [
 ]
 
 # random streams of the data set (fresh samples, oracle noise): distinct from the engine's STREAM_* keys
-_STREAM_FRESH, _STREAM_ORACLE = 101, 102
 
 
 def _as_dist_matrix(name: str, value, n_cols: int | None = None) -> np.ndarray:
@@ -751,7 +750,7 @@ class PredictionOracle:
         base = ORACLES[self.kind](data, round_, self)
         if self.eps == 0:
             return base
-        rng = numpy_rng(seed, _STREAM_ORACLE, round_ if self.redraw else 0)
+        rng = numpy_rng(seed, Stream.SFEDPO_ORACLE, round_ if self.redraw else 0)
         return perturb_oracle(base, self.eps, noise=rng.uniform(-1.0, 1.0, size=base.shape))
 
 
@@ -890,7 +889,7 @@ class TemporalShiftDataset(FederatedDataset):
                 out.append(None)
                 continue
             m = int(states[n])
-            rng = numpy_rng(self.seed, _STREAM_FRESH, round_, step, n)
+            rng = numpy_rng(self.seed, Stream.SFEDPO_FRESH, round_, step, n)
             u = rng.random(max(cap, int(k)))[:k]  # a fixed-length draw first: later draws do not depend on k
             y = np.minimum(np.searchsorted(cdf[m], u, side="right"), space.n_classes - 1)
             x = space.means[y] + space.shifts[m] + space.noise * rng.standard_normal((int(k), space.dim))
@@ -929,11 +928,11 @@ def make_temporal_shift(n_clients: int = 20, n_states: int = 12, n_classes: int 
     test_per_client = check_int("test_per_client", test_per_client, low=1)
     test_per_state = check_int("test_per_state", test_per_state, low=1)
     space = make_state_space(n_states, n_classes, dim, concentrations=concentrations, sep=sep,
-                             feature_shift=feature_shift, noise=noise, rng=numpy_rng(seed, 0))
+                             feature_shift=feature_shift, noise=noise, rng=numpy_rng(seed, Stream.SFEDPO_STATE_SPACE))
     pi = make_state_distributions(n_clients, n_states, scenario, cluster=space.cluster,
                                   concentration=pi_concentration, states_per_client=states_per_client,
-                                  heavy_fraction=heavy_fraction, rng=numpy_rng(seed, 1))
-    q = availability_probabilities(n_clients, q_mean, q_std, rng=numpy_rng(seed, 2))
+                                  heavy_fraction=heavy_fraction, rng=numpy_rng(seed, Stream.SFEDPO_STATE_LAWS))
+    q = availability_probabilities(n_clients, q_mean, q_std, rng=numpy_rng(seed, Stream.SFEDPO_AVAILABILITY))
     states = simulate_states(pi, n_rounds * n_steps, speed=speed, rng=numpy_rng(seed, 3))
     xs, ys, txs, tys = [], [], [], []
     for k in range(n_clients):

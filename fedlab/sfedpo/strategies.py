@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.sfedpo.bounds import heterogeneity_score, sfedpo_B, sfedpo_gamma
 from fedlab.sfedpo.data import perturb_oracle
 
@@ -28,15 +28,6 @@ SCORE_VARIANTS = ("eq10", "oracle")
 
 def _budget(alpha_n) -> float:
     return check_real("alpha_n", alpha_n, low=0, high=1, low_open=True)
-
-
-def _pi_matrix(name: str, pi) -> np.ndarray:
-    pi = check_array(name, pi, nonnegative=True)
-    if pi.ndim not in (1, 2) or pi.shape[-1] == 0:
-        raise ValueError(f"{name} must have shape (M,) or (N, M), got {pi.shape}.")
-    if np.any(np.abs(pi.sum(-1) - 1) > 1e-6):
-        raise ValueError(f"every row of {name} must sum to 1, got sums {np.round(np.atleast_1d(pi.sum(-1))[:5], 6)}.")
-    return pi
 
 
 def dds_scores(w, d, pi_hat, alpha_n: float, a1: float = 0.1, b1: float = 0.2, variant: str = "eq10") -> np.ndarray:
@@ -58,7 +49,7 @@ def dds_scores(w, d, pi_hat, alpha_n: float, a1: float = 0.1, b1: float = 0.2, v
     a1, b1 : float
     variant : {"eq10", "oracle"}
     """
-    pi_hat = _pi_matrix("pi_hat", pi_hat)
+    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
     m = pi_hat.shape[-1]
     w = check_array("w", w, shape=(m,), nonnegative=True)
     d = check_array("d", d, shape=(m,), nonnegative=True)
@@ -121,7 +112,7 @@ def dds_alpha(scores, pi_hat, alpha_n: float) -> np.ndarray:
     -------
     ndarray shaped like ``pi_hat``.
     """
-    pi_hat = _pi_matrix("pi_hat", pi_hat)
+    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
     scores = check_array("scores", scores, shape=pi_hat.shape)
     alpha_n = _budget(alpha_n)
     out = np.stack([_algorithm2(s, p, alpha_n) for s, p in zip(np.atleast_2d(scores), np.atleast_2d(pi_hat))])
@@ -207,7 +198,7 @@ def dds_alpha_exact(pi, alpha_n: float, d, w, *, G: float = 1.0, n_steps: int = 
     method : {"waterfill", "cvxpy"}
         ``cvxpy`` solves the QP numerically (a cross-check).
     """
-    pi = _pi_matrix("pi", pi)
+    pi = check_simplex("pi", pi, ndim=(1, 2))
     m = pi.shape[-1]
     d = check_array("d", d, shape=(m,), nonnegative=True)
     w = check_array("w", w, shape=(m,), nonnegative=True)
@@ -221,7 +212,7 @@ def dds_alpha_exact(pi, alpha_n: float, d, w, *, G: float = 1.0, n_steps: int = 
 
 def uniform_alpha(pi, alpha_n: float) -> np.ndarray:
     r"""Uniform sampling :math:`\alpha_{n,m} = \alpha_n` for every state (the "original" methods of Table 2)."""
-    pi = _pi_matrix("pi", pi)
+    pi = check_simplex("pi", pi, ndim=(1, 2))
     return np.full(pi.shape, _budget(alpha_n))
 
 
@@ -238,7 +229,7 @@ def _rule_uniform(pi, alpha_budget, d, w, a1, b1, variant, G, n_steps):
 
 
 def _rule_latest(pi, alpha_budget, d, w, a1, b1, variant, G, n_steps):
-    return np.ones_like(_pi_matrix("pi", pi))
+    return np.ones_like(check_simplex("pi", pi, ndim=(1, 2)))
 
 
 #: Sampling rules :math:`\hat\pi\mapsto\hat\alpha`: DDS (10)+Algorithm 2, the exact QP (82), uniform
@@ -254,7 +245,7 @@ def sampling_ratios(rule: str, pi_hat, *, alpha_budget: float = 0.5, d=None, w=N
     ``d`` and ``w`` default to zeros and the uniform :math:`1/M`.
     """
     rule = check_choice("rule", rule, SAMPLING_RULES)
-    pi_hat = _pi_matrix("pi_hat", pi_hat)
+    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
     m = pi_hat.shape[-1]
     d = np.zeros(m) if d is None else d
     w = np.full(m, 1.0 / m) if w is None else w

@@ -35,12 +35,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from fedlab._validation import check_array, check_choice, check_int, check_probability_vector, check_real
+from fedlab._rng import Stream
+from fedlab._validation import check_array, check_choice, check_int, check_simplex, check_real
 from fedlab.streams.bounds import optimal_weights, p_hist_weights
 from fedlab.streams.data import MemorySchedule, StreamDataset
 from fedlab.engine import LocalSGD, broadcast, evaluate, local_sgd, weighted_average
 from fedlab.models import Model, Params
-from fedlab.algorithms._common import STREAM_LOCAL, check_solver, initial_params
+from fedlab.algorithms._common import (check_solver, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -175,7 +176,7 @@ def sample_weight_schedule(data, rule: str = "ones", p=None) -> list[np.ndarray]
     if rule == "client":
         if p is None:
             raise ValueError("rule 'client' needs the client importances p.")
-        p = check_probability_vector("p", p, size=len(schedules))
+        p = check_simplex("p", p, ndim=1, size=len(schedules))
     return [LAMBDA_RULES[rule](s, None if p is None else p[k]) for k, s in enumerate(schedules)]
 
 
@@ -283,7 +284,7 @@ class StreamingFedAvg:
             if sample_weights == "client":
                 raise ValueError("use weights=p for the 'client' rule.")
         self.model, self.solver = model, solver
-        self.weights = None if weights is None else check_probability_vector("weights", weights)
+        self.weights = None if weights is None else check_simplex("weights", weights, ndim=1)
         self.sample_weights = "ones" if weights is None and sample_weights is None else sample_weights
         self.radius = None if radius is None else check_real("radius", radius, low=0, low_open=True)
         self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
@@ -351,7 +352,7 @@ class StreamingFedAvg:
         if len(active) < data.n_clients:
             memory = memory.select(active)
         start = broadcast(state.params, len(active))
-        new, loss = local_sgd(self.model, start, memory, self.solver, key=(seed, t, STREAM_LOCAL), anchor=start,
+        new, loss = local_sgd(self.model, start, memory, self.solver, key=(seed, t, Stream.LOCAL), anchor=start,
                               backend=self.backend)
         p_t = (mass[active] / total).numpy()
         params = self._project(weighted_average(new, p_t))

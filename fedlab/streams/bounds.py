@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 
 __all__ = [
     "psi",
@@ -51,7 +51,6 @@ __all__ = [
     "psi_constants",
     "ratio_exact",
     "estimate_ratio",
-    "estimate_constants",
     "TABLE_4_1",
     "REPORTED_RATIOS",
     "REPORTED_P_HIST",
@@ -76,13 +75,6 @@ def _check_ratio(ratio) -> float:
     if isinstance(ratio, (int, float, np.floating, np.integer)) and not isinstance(ratio, bool) and ratio == np.inf:
         return math.inf
     return check_real("ratio", ratio, low=0)
-
-
-def _check_p(p, size: int) -> np.ndarray:
-    arr = check_array("p", p, ndim=1, shape=(size,), nonnegative=True)
-    if abs(arr.sum() - 1.0) > 1e-6:
-        raise ValueError(f"p must lie in the simplex (sum 1), got sum {arr.sum():.6g}.")
-    return arr
 
 
 def _gen_sum(p: np.ndarray, n: np.ndarray) -> float:
@@ -116,7 +108,7 @@ def psi(p, n, m_hist: int, c1: float = 1.0, c2: float = 1.0, c0: float = 0.0) ->
     float (``inf`` if a client without samples gets weight).
     """
     n = _check_fractions(n)
-    p = _check_p(p, len(n))
+    p = check_simplex("p", p, ndim=1, size=len(n))
     m_hist = _check_m_hist(m_hist, len(n))
     c1, c2, c0 = (check_real(k, v, low=0) for k, v in (("c1", c1), ("c2", c2), ("c0", c0)))
     gen = _gen_sum(p, n)
@@ -144,7 +136,7 @@ def psi_general(p, n, alpha, m_hist: int, c1: float, c2_tilde: float, disc_max: 
     c0 : float
     """
     n = _check_fractions(n)
-    p = _check_p(p, len(n))
+    p = check_simplex("p", p, ndim=1, size=len(n))
     alpha = check_array("alpha", alpha, shape=(len(n),), nonnegative=True)
     if abs(alpha.sum() - 1) > 1e-6:
         raise ValueError(f"alpha must lie in the simplex, got sum {alpha.sum():.6g}.")
@@ -158,7 +150,7 @@ def psi_general(p, n, alpha, m_hist: int, c1: float, c2_tilde: float, disc_max: 
 def l1_distance_bound(p, n) -> tuple[float, float]:
     r""":math:`\|p - n\|_1` and its bound :math:`\sqrt{\sum_m p_m^2/n_m - 1}` (eqs. G.820-G.825)."""
     n = _check_fractions(n)
-    p = _check_p(p, len(n))
+    p = check_simplex("p", p, ndim=1, size=len(n))
     return float(np.abs(p - n).sum()), math.sqrt(max(_gen_sum(p, n) - 1.0, 0.0))
 
 
@@ -169,7 +161,7 @@ def n_eff(p, n, n_total: float) -> float:
     :math:`N_{eff} \le N`, with equality iff :math:`p = n`.
     """
     n = _check_fractions(n)
-    p = _check_p(p, len(n))
+    p = check_simplex("p", p, ndim=1, size=len(n))
     n_total = check_real("n_total", n_total, low=0, low_open=True)
     return n_total / _gen_sum(p, n)
 
@@ -543,76 +535,6 @@ def estimate_ratio(loss_bound, grad_bound, diameter, d, n_total, m_fresh):
     out = (arrs["loss_bound"] + np.sqrt(arrs["d"] / arrs["n_total"])) / (
         arrs["grad_bound"] * arrs["diameter"] * np.sqrt(arrs["m_fresh"]))
     return float(out) if out.ndim == 0 else out
-
-
-_STREAM_ESTIMATE = 97  # random stream of the estimation (distinct from the training streams 0-3)
-
-
-def estimate_constants(model, data, *, params=None, fraction: float = 0.5, steps: int = 20, lr: float = 0.5,
-                       batch_size: int = 32, seed: int = 0) -> dict:
-    r"""Estimate :math:`\hat B, \hat G, \hat D` from a fraction of the historical data (appendix G.4.6).
-
-    The thesis defines :math:`\hat D = \max_m\|\hat\theta^*_m - \theta^{(1)}\|`, with :math:`\hat\theta^*_m`
-    a few SGD iterations from the initial model on a fraction of client :math:`m`'s historical data. How
-    :math:`G` and :math:`B` were measured is not stated; as in the chapter spec, here
-
-    * :math:`\hat B = \max_m \mathcal L_{S'_m}(\theta^{(1)})`, the loss at initialisation
-      (ln 2, ln 10, ln 100 for Synthetic, CIFAR-10, CIFAR-100 in Table 4.1);
-    * :math:`\hat G = \max_m \|\nabla\mathcal L_{S'_m}(\theta^{(1)})\|`, the full-gradient norm at initialisation;
-    * :math:`\hat D = \max_m \|\hat\theta_m - \theta^{(1)}\|` after ``steps`` SGD steps (lr ``lr``,
-      minibatch ``batch_size``);
-
-    where :math:`S'_m` is a random ``fraction`` of client :math:`m`'s samples.
-
-    Parameters
-    ----------
-    model : fedlab.models.Model
-    data : fedlab.engine.ClientData
-        The historical clients' data.
-    params : dict of Tensor, optional
-        :math:`\theta^{(1)}`; default ``initial_params(model, seed)`` (the training run's initial model).
-    fraction : float in (0, 1]
-    steps, batch_size : int
-    lr : float
-    seed : int
-
-    Returns
-    -------
-    dict with ``loss_bound`` (B), ``grad_bound`` (G), ``diameter`` (D) and ``d`` (number of parameters).
-    """
-    import torch
-
-    from fedlab._rng import numpy_rng
-    from fedlab.algorithms._common import initial_params
-    from fedlab.engine import ClientData, LocalSGD, broadcast, local_sgd
-
-    fraction = check_real("fraction", fraction, low=0, high=1, low_open=True)
-    steps = check_int("steps", steps, low=1)
-    check_int("seed", seed, low=0)
-    if not isinstance(data, ClientData):
-        raise TypeError(f"data must be a ClientData of the historical clients, got {type(data).__name__}.")
-    theta1 = initial_params(model, seed) if params is None else params
-    rng = numpy_rng(seed, 0, _STREAM_ESTIMATE)
-    xs, ys = [], []
-    for k in range(data.n_clients):
-        x, y, _ = data.client(k)
-        keep = np.sort(rng.permutation(len(x))[: max(1, int(round(fraction * len(x))))])
-        xs.append(x[keep].numpy()), ys.append(y[keep].numpy())
-    sub = ClientData.from_arrays(xs, ys)
-    k = sub.n_clients
-    start = broadcast(theta1, k)
-    n_max = sub.x.shape[1]
-    mean_weight = sub.mask.to(torch.float32) * (n_max / sub.n.to(torch.float32)).unsqueeze(1)
-    loss, grads = model.loss_and_grad_stacked({n: v.contiguous() for n, v in start.items()}, sub.x, sub.y,
-                                              mean_weight)
-    grad_norm = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads))
-    solver = LocalSGD(lr=check_real("lr", lr, low=0, low_open=True), local_steps=steps,
-                      batch_size=check_int("batch_size", batch_size, low=1))
-    moved, _ = local_sgd(model, start, sub, solver, key=(seed, 0, _STREAM_ESTIMATE))
-    dist = torch.sqrt(sum((moved[n] - start[n]).flatten(1).pow(2).sum(1) for n in start))
-    d = int(sum(v.numel() for v in theta1.values()))
-    return {"loss_bound": float(loss.max()), "grad_bound": float(grad_norm.max()), "diameter": float(dist.max()),
-            "d": d}
 
 
 # ------------------------------------------------------------------------------------ published values

@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedlab._rng import numpy_rng
-from fedlab.algorithms._common import STREAM_LOCAL, STREAM_SAMPLING
+from fedlab._rng import Stream, numpy_rng
 from fedlab.dynamic.algorithms import (DynamicFedAvg, DynamicRun, _chunk_draws, draw_budgets, dynamic_fedavg,
                                        dynamic_fedavg_fixed_point, noisy_gradient_tracking)
 from fedlab.algorithms.fedavg import FedAvg
@@ -20,7 +19,7 @@ LRS = np.array([0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 def literal_algorithm_1(problem, lr, n_iters, n_active, e_k, b_k, *, drift_var, offset_var, normalize=True,
                         incremental=True, full_gradient=False, seed=0, chunk=256):
     """Algorithm 1 written agent by agent and epoch by epoch, replaying the simulator's random draws."""
-    rng = numpy_rng(seed, STREAM_SAMPLING)
+    rng = numpy_rng(seed, Stream.SAMPLING)
     d = problem.dim
     offsets = np.sqrt(offset_var / d) * problem.offset_dirs
     mean_off = problem.feature_var @ offsets / problem.feature_var.sum()
@@ -223,7 +222,7 @@ def test_engine_version_heterogeneous_budgets_and_validation(small_data):
     one = run(dyn, small_data, rounds=1, seed=0, progress=False)[0]
     start = dyn.init(small_data, 0).params
     alone = [local_sgd(dyn.model, broadcast(start, 1), small_data.train,
-                       LocalSGD(lr=0.3 / (c + 1), local_steps=c + 1, batch_size=4), key=(0, 0, STREAM_LOCAL),
+                       LocalSGD(lr=0.3 / (c + 1), local_steps=c + 1, batch_size=4), key=(0, 0, Stream.LOCAL),
                        rows=[c])[0] for c in range(k)]
     for name in start:
         assert torch.allclose(one.params[name], torch.cat([a[name] for a in alone]).mean(0), atol=1e-6)

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from fedlab._rng import numpy_rng
-from fedlab.markovian.algorithms import (STREAM_NOISE, STREAMING_ALGORITHMS, StreamingRun, run_streaming_fl,
+from fedlab._rng import Stream, numpy_rng
+from fedlab.markovian.algorithms import (STREAMING_ALGORITHMS, StreamingRun, run_streaming_fl,
                                          streaming_local_sgd, streaming_local_sgdm, streaming_minibatch_sgd)
 from fedlab.markovian.data import make_markov_regression, two_state_streams
 from fedlab.engine import ClientData, DivergenceError, LocalSGD, local_sgd
@@ -13,7 +13,7 @@ from fedlab.models import LinearModel
 
 def literal(problem, states, algorithm, *, eta=1e-3, gamma=0.01, beta=0.1, seed=0):
     """Algorithms 1-3 of paper D written client by client and step by step (same noise draws as the simulator)."""
-    rng = numpy_rng(seed, STREAM_NOISE)
+    rng = numpy_rng(seed, Stream.MARKOV_NOISE)
     n_rounds, m, k = states.shape
     v_feat, b = problem.features, problem.targets
     lam, h = problem.reg_lambda, problem.noise_high
@@ -78,7 +78,7 @@ def test_one_local_step_matches_the_engine(small):
     prob = make_markov_regression(5, dim=3, reg_lambda=0.0, rng=2)
     states = two_state_streams(0.3, n_clients=5, n_rounds=1, n_local=1, rng=3)
     ours = streaming_local_sgd(prob, states, lr_local=0.1, seed=7)
-    noise = numpy_rng(7, STREAM_NOISE).random((1, 5, 1))[0, :, 0] * prob.noise_high
+    noise = numpy_rng(7, Stream.MARKOV_NOISE).random((1, 5, 1))[0, :, 0] * prob.noise_high
     s = states[0, :, 0]
     xs = [prob.features[c, s[c]][None] for c in range(5)]
     ys = [np.array([prob.targets[c, s[c]] + noise[c]]) for c in range(5)]

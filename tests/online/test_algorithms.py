@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedlab._rng import numpy_rng
+from fedlab._rng import Stream, numpy_rng
 from fedlab.online import algorithms as F
 from fedlab.online.algorithms import (FEMOMD, LOG_FLOOR, STEP_SCHEDULES, center_error, em_local_step,
                                       federated_em, fem_omd_gmm, gmm_responsibilities, mixture_kl,
@@ -249,7 +249,7 @@ def test_one_client_reduces_to_centralized_online_em():
     res = fem_omd_gmm(stream.means, stream.weights, n_samples=9, n_em_steps=3, seed=4)
     mu = res.means[0]
     for t in range(1, 13):
-        x = F._sample_mixture(numpy_rng(4, t, F.STREAM_DATA), stream.weights[t - 1], stream.means, 9, 1.0)[0]
+        x = F._sample_mixture(numpy_rng(4, t, Stream.ONLINE_DATA), stream.weights[t - 1], stream.means, 9, 1.0)[0]
         _, mu_em = _plain_em(x, mu, np.full(3, 1 / 3), 3, 3)
         mu = t / (t + 1) * mu + mu_em / (t + 1)
         np.testing.assert_allclose(res.means[t], mu, atol=1e-10)
@@ -334,7 +334,7 @@ def test_femomd_with_one_client_is_local_em():
                                                                     x[0]).double(), -1)[torch.arange(12), y[0]]
                         for j in range(2)])
     resp = torch.softmax(logp, dim=0)
-    ref, _ = local_sgd(LinearModel(5, 3), state.params, data.train, solver, key=(7, 0, F.STREAM_EM, 0),
+    ref, _ = local_sgd(LinearModel(5, 3), state.params, data.train, solver, key=(7, 0, Stream.ONLINE_EM, 0),
                        rows=[0, 0], sample_weight=resp.float(), backend="loop")
     for k in ref:
         torch.testing.assert_close(new.params[k], ref[k], atol=1e-5, rtol=1e-5)

@@ -1,4 +1,5 @@
 """Experiments of the data-streams chapter (fedlab.streams.experiments)."""
+import math
 import json
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 import torch
 
 from fedlab.experiments import sweep
-from fedlab.streams.experiments import (PAPER_ACCURACY, STRATEGY_ORDER, LinearNoBias, case_study_sizes,
+from fedlab.streams.experiments import (estimate_constants, PAPER_ACCURACY, STRATEGY_ORDER, LinearNoBias, case_study_sizes,
                                         compare_strategies, excess_risk, summarize, synthetic_case_study)
 
 SMALL = dict(n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, local_steps=2, batch_size=8, test_per_client=20,
@@ -83,3 +84,18 @@ def test_paper_tables():
     # CIFAR-10 table consistency (spec 6.1.10): Optimal - Historical and Optimal - Uniform
     assert [round(cifar[h]["optimal"] - cifar[h]["historical"], 1) for h in (0.05, 0.2, 0.5)] == [15.5, 7.9, 5.3]
     assert [round(cifar[h]["optimal"] - cifar[h]["uniform"], 1) for h in (0.05, 0.2, 0.5)] == [3.0, 6.2, 4.3]
+
+
+def test_estimate_constants_on_logistic_data():
+    from fedlab.engine import ClientData
+    from fedlab.models import LinearModel
+    rng = np.random.default_rng(0)
+    xs = [rng.uniform(-1, 1, (40, 5)).astype(np.float32) for _ in range(3)]
+    ys = [(x @ np.ones(5) > 0).astype(np.int64) for x in xs]
+    model = LinearModel(5, 2, zero_init=True)
+    c = estimate_constants(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)
+    assert c["loss_bound"] == pytest.approx(math.log(2), abs=1e-6)  # zero init: loss ln 2
+    assert c["grad_bound"] > 0 and c["diameter"] > 0 and c["d"] == 12
+    assert c == estimate_constants(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)  # same seed
+    with pytest.raises(TypeError, match="ClientData"):
+        estimate_constants(model, xs)

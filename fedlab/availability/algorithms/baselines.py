@@ -31,12 +31,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.availability.data import AvailabilityEstimator, trace_participation
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd
 from fedlab.models import Model, Params
-from fedlab.algorithms._common import (STREAM_LOCAL, check_solver, client_weights, evaluate_global,
-                                       initial_params, sample_participants)
+from fedlab.algorithms._common import (check_solver, client_weights, evaluate_global, initial_params,
+                                       sample_participants)
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
            "F3AST"]
@@ -150,7 +151,7 @@ class AvailabilityAlgorithm:
         params, local_loss = state.params, float("nan")
         if len(trained):
             start = broadcast(state.params, len(trained))
-            new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, STREAM_LOCAL),
+            new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                                   rows=trained, backend=self.backend)
             w = torch.as_tensor(self.server_lr * q[trained])
             params = {k: v + torch.tensordot(w.to(v.dtype), new[k] - start[k], dims=1) for k, v in state.params.items()}

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_probability_vector, check_real
+from fedlab._validation import check_array, check_choice, check_simplex, check_real
 from fedlab.engine import broadcast, metrics_from_outputs, model_outputs
 from fedlab.models import Model
 from fedlab.availability.algorithms.baselines import (AdaFed, AvailabilityAlgorithm, AvailabilityState, F3AST,
@@ -36,7 +36,7 @@ __all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "C
 
 
 def _proxy_inputs(alpha, pi, gap):
-    alpha = check_probability_vector("alpha", alpha)
+    alpha = check_simplex("alpha", alpha, ndim=1)
     pi = check_array("pi", pi, shape=alpha.shape)
     if np.any(pi < 0) or np.any(pi > 1):
         raise ValueError(f"pi must lie in [0, 1], got values in [{pi.min():.4g}, {pi.max():.4g}].")
