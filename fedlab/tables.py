@@ -1,0 +1,81 @@
+"""Tables and paired statistics for the notebooks: markdown tables, ``mean ± std``, paired t statistics.
+
+Examples
+--------
+>>> print(markdown_table(["method", "|Δ| (pp)"], [["FedAvg", 0.5], ["a|b", None]]))
+| method | \\|Δ\\| (pp) |
+|---|---|
+| FedAvg | 0.5 |
+| a\\|b |  |
+>>> mean_pm_std((91.234, 0.456))
+'91.23 ± 0.46'
+>>> paired_direction(1.5, 0.5, n=5)
+'significant gain'
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from fedlab._validation import check_int, check_real
+
+__all__ = ["markdown_table", "show_table", "mean_pm_std", "paired_t", "paired_direction"]
+
+
+def _cell(value: Any) -> str:
+    """One cell's text: ``None`` is empty, a ``|`` is escaped so that it cannot split the row."""
+    return "" if value is None else str(value).replace("|", r"\|")
+
+
+def markdown_table(header: Sequence, rows: Sequence[Sequence]) -> str:
+    """A GitHub-flavoured markdown table; every row must have as many cells as ``header``."""
+    header = list(header)
+    if not header:
+        raise ValueError("header must name at least one column.")
+    lines = ["| " + " | ".join(map(_cell, header)) + " |", "|" + "---|" * len(header)]
+    for i, row in enumerate(rows):
+        row = list(row)
+        if len(row) != len(header):
+            raise ValueError(f"rows[{i}] has {len(row)} cells, the header has {len(header)}.")
+        lines.append("| " + " | ".join(map(_cell, row)) + " |")
+    return "\n".join(lines)
+
+
+def show_table(header: Sequence, rows: Sequence[Sequence]) -> None:
+    """Display :func:`markdown_table` in a notebook (rendered markdown)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(markdown_table(header, rows)))
+
+
+def mean_pm_std(ms: tuple[float, float] | None, digits: int = 2) -> str:
+    """``"m ± s"`` of a ``(mean, std)`` pair with ``digits`` decimals; ``"n/a"`` when absent or not finite."""
+    digits = check_int("digits", digits, low=0)
+    if ms is None or not np.isfinite(ms[0]):
+        return "n/a"
+    return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
+
+
+def paired_t(mean: float, std: float, n: int) -> float:
+    r"""Paired t statistic :math:`\bar d / (s/\sqrt{n-1})` of a difference measured on ``n`` seeds.
+
+    ``std`` is the population standard deviation of the ``n`` paired differences (``np.std``); a zero spread gives
+    :math:`\pm\infty` (or 0 for a zero mean).
+    """
+    mean, std = check_real("mean", mean), check_real("std", std, low=0)
+    n = check_int("n", n, low=1)
+    if std == 0:
+        return float(np.sign(mean) * np.inf) if mean else 0.0
+    return mean / (std / np.sqrt(max(n - 1, 1)))
+
+
+def paired_direction(mean: float, std: float, n: int, *, negligible: float = 0.2, t_critical: float = 2.0) -> str:
+    """Verdict on a paired difference: ``"≈ 0"`` below ``negligible`` in absolute value, else a significant gain or
+    loss when ``|t| > t_critical`` (:func:`paired_t`), else ``"not significant"``."""
+    negligible = check_real("negligible", negligible, low=0)
+    t_critical = check_real("t_critical", t_critical, low=0)
+    if abs(check_real("mean", mean)) < negligible:
+        return "≈ 0"
+    t = paired_t(mean, std, n)
+    return "significant gain" if t > t_critical else ("significant loss" if t < -t_critical else "not significant")
