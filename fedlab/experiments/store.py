@@ -4,15 +4,27 @@ A run is identified by ``(fn, config, seed)``: the function's qualified name, th
 seed. Its key is the first 16 hex digits of the sha256 of the canonical JSON of these three (sorted
 keys, no whitespace), so it does not depend on the order of the dict's keys. Each record is written
 atomically (temporary file in the same folder, ``fsync``, ``os.replace``), so a crash never leaves a
-half-written record; a corrupted file (e.g. from an older non-atomic writer) is reported with a
-warning and treated as missing.
+half-written record, and carries the sha256 ``checksum`` of its content; a corrupted file is reported
+with a warning and treated as missing. Records are standard JSON: non-finite floats are written as
+``{"__float__": "nan" | "inf" | "-inf"}`` and read back as floats. Files are readable by the group (0644).
+
+Concurrent sweeps on one store **claim** a run before computing it: an exclusive ``flock`` on
+``.<key>.claim``, held by the process that computes the run until its record is saved. The kernel
+releases the lock when that process dies, so a claim is never stale; another sweep that finds a run
+claimed waits for its record instead of computing it twice (POSIX only; elsewhere runs are not claimed).
+Temporary files left by a killed writer are removed when a store is opened.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import math
 import os
+import socket
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,11 +32,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["ResultStore", "to_jsonable", "config_key", "function_name"]
+try:  # POSIX advisory locks for run claims
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
-FORMAT = "fedlab.experiments/1"
+__all__ = ["ResultStore", "RunClaim", "to_jsonable", "config_key", "function_name"]
+
+FORMAT = "fedlab.experiments/2"
 KEY_LENGTH = 16
 _REQUIRED = ("format", "key", "fn", "config", "seed", "result", "meta")
+_HOST = socket.gethostname().split(".")[0].replace(".", "_") or "host"
+_STALE_TMP_S = 3600.0  # a temporary file of another host is removed after this age
 
 
 def to_jsonable(obj: Any, name: str = "value") -> Any:
@@ -109,7 +128,45 @@ def _identity(config: Mapping, seed: Any, fn: Callable | str | None) -> dict:
 
 
 def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _encode_floats(obj: Any) -> Any:
+    """Replace non-finite floats by ``{"__float__": "nan" | "inf" | "-inf"}`` (standard JSON has none)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"__float__": "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")}
+    if isinstance(obj, dict):
+        return {k: _encode_floats(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_encode_floats(v) for v in obj]
+    return obj
+
+
+def _decode_floats(obj: Any) -> Any:
+    """Inverse of :func:`_encode_floats`."""
+    if isinstance(obj, dict):
+        if obj.keys() == {"__float__"}:
+            return float(obj["__float__"])
+        return {k: _decode_floats(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_decode_floats(v) for v in obj]
+    return obj
+
+
+def _checksum(record: Mapping) -> str:
+    """sha256 of the canonical JSON of an encoded record without its ``checksum`` field."""
+    body = {k: v for k, v in record.items() if k != "checksum"}
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def config_key(config: Mapping, seed: int | None = None, fn: Callable | str | None = None) -> str:
@@ -129,7 +186,7 @@ def config_key(config: Mapping, seed: int | None = None, fn: Callable | str | No
     str
         16 hex digits, independent of the order of the keys of ``config``.
     """
-    text = _canonical(_identity(config, seed, fn))
+    text = _canonical(_encode_floats(_identity(config, seed, fn)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_LENGTH]
 
 
@@ -163,8 +220,28 @@ class ResultStore:
         self.path = Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"path must be a folder, got the file {str(self.path)!r}.")
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OSError(err.errno, f"cannot create the result store {str(self.path)!r}: {err.strerror}") from err
         self._warned: set[str] = set()
+        self.remove_stale_temporary_files()
+
+    def remove_stale_temporary_files(self) -> list[Path]:
+        """Delete temporary files left by killed writers (this host: writer gone; other hosts: older than 1 h)."""
+        removed = []
+        for tmp in self.path.glob(".*.tmp"):
+            parts = tmp.name.split(".")  # "", key, host, pid, random, "tmp"
+            try:
+                host, pid = parts[2], int(parts[3])
+                stale = (not _pid_alive(pid)) if host == _HOST else time.time() - tmp.stat().st_mtime > _STALE_TMP_S
+            except (IndexError, ValueError, OSError):
+                stale = False
+            if stale:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                    removed.append(tmp)
+        return removed
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.path)!r})"
@@ -187,6 +264,9 @@ class ResultStore:
             record = json.loads(text)
             if not isinstance(record, dict) or any(k not in record for k in _REQUIRED):
                 raise ValueError("missing fields")
+            if "checksum" in record and record["checksum"] != _checksum(record):
+                raise ValueError("the checksum does not match the content")
+            record = _decode_floats(record)
             if record["key"] != key or config_key(record["config"], record["seed"], record["fn"]) != key:
                 raise ValueError("the key does not match the stored config")
         except (ValueError, TypeError) as err:
@@ -241,24 +321,29 @@ class ResultStore:
         key = config_key(identity["config"], identity["seed"], identity["fn"])
         meta = to_jsonable(dict(meta or {}), "meta")
         meta.setdefault("fedlab_version", _fedlab_version())
-        record = {"format": FORMAT, "key": key, **identity, "result": to_jsonable(result, "result"),
-                  "meta": meta}
-        self._write_atomic(key, json.dumps(record, indent=1, sort_keys=True))
+        record = _encode_floats({"format": FORMAT, "key": key, **identity, "result": to_jsonable(result, "result"),
+                                 "meta": meta})
+        record["checksum"] = _checksum(record)
+        self._write_atomic(key, json.dumps(record, indent=1, sort_keys=True, allow_nan=False))
         return key
 
     def _write_atomic(self, key: str, text: str) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{key}.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{key}.{_HOST}.{os.getpid()}.", suffix=".tmp")
+        except OSError as err:
+            raise self._write_error(err) from err
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
             os.replace(tmp, self._file(key))
-        except BaseException:
-            try:
+        except BaseException as err:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
+            if isinstance(err, OSError):
+                raise self._write_error(err) from err
             raise
         self._warned.discard(str(self._file(key)))
         try:  # persist the rename itself (best effort: not supported on every platform)
@@ -271,6 +356,36 @@ class ResultStore:
             pass
         finally:
             os.close(dir_fd)
+
+    def _write_error(self, err: OSError) -> OSError:
+        """The OS error of a failed write, naming the store (full disk, read-only folder, ...)."""
+        hint = {errno.ENOSPC: " (the disk is full)", errno.EROFS: " (read-only file system)",
+                errno.EACCES: " (permission denied)"}.get(err.errno, "")
+        return OSError(err.errno, f"cannot write a record to the result store {str(self.path)!r}{hint}: "
+                                  f"{err.strerror or err}")
+
+    # -------------------------------------------------------------------------------- claims
+
+    def _claim_file(self, key: str) -> Path:
+        return self.path / f".{key}.claim"
+
+    def claim(self, key: str) -> "RunClaim | None":
+        """An exclusive claim on computing run ``key``, or None when another live process holds it.
+
+        The claim is an ``flock`` that the kernel releases when the holder dies, so it is never stale.
+        Without POSIX locks (Windows) every claim succeeds.
+        """
+        if fcntl is None:  # pragma: no cover
+            return RunClaim(self, key, None)
+        fd = os.open(self._claim_file(key), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"host": _HOST, "pid": os.getpid(), "since": time.time()}).encode())
+        return RunClaim(self, key, fd)
 
     def keys(self) -> list[str]:
         """Sorted keys of the record files (hidden temporary files are ignored; not validated)."""
@@ -288,3 +403,20 @@ class ResultStore:
 
     def __len__(self) -> int:
         return sum(1 for _ in self.records())
+
+
+class RunClaim:
+    """A held claim on one run of a :class:`ResultStore` (see :meth:`ResultStore.claim`)."""
+
+    def __init__(self, store: ResultStore, key: str, fd: int | None) -> None:
+        self.store, self.key, self._fd = store, key, fd
+
+    def release(self, *, done: bool) -> None:
+        """Give the claim up; ``done`` (the record is saved) also removes the claim file."""
+        if self._fd is None:
+            return
+        if done:
+            with contextlib.suppress(OSError):
+                self.store._claim_file(self.key).unlink()
+        os.close(self._fd)  # closing the descriptor releases the lock
+        self._fd = None

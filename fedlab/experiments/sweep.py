@@ -2,7 +2,10 @@
 
 ``sweep(fn, configs, seeds, store=...)`` calls ``fn(**config, seed=seed)`` for every pair that the
 store does not hold yet, saves each result as soon as it finishes, and returns the records in the
-order configs x seeds. Re-running an interrupted sweep therefore only runs what is missing.
+order configs x seeds. Re-running an interrupted sweep therefore only runs what is missing. A run is
+claimed in the store just before it starts (:meth:`ResultStore.claim`), so two sweeps sharing a store
+never compute the same run: one computes it, the other waits for its record. Worker processes die
+with the sweep that spawned them.
 Executors: ``"sequential"`` (in this process), ``"processes"`` (local spawned processes, the
 default) and Dask distributed (a ``dask.distributed.Client`` or a scheduler address ``"tcp://..."``).
 """
@@ -18,8 +21,8 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -171,7 +174,7 @@ class _Task:
 
 # -------------------------------------------------------------------------------- executors
 
-def _run_sequential(fn: Callable, tasks: list[_Task], on_done: Callable, max_workers: int | None) -> None:
+def _run_sequential(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_workers: int | None) -> None:
     for task in tasks:
         on_done(task, _execute(fn, task.config, task.seed))
 
@@ -189,27 +192,84 @@ def _worker_env():
             os.environ.pop(name, None)
 
 
-def _init_worker() -> None:
+def _exit_with_parent(parent: int) -> None:
+    """Make this worker die with the sweep's process: PDEATHSIG on Linux, and a watchdog thread anywhere."""
+    import ctypes
+    import signal
+    import threading
+
+    with contextlib.suppress(Exception):  # Linux: the kernel kills us when the parent dies
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fedlab-exit-with-parent", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    _exit_with_parent(parent)
     _limit_threads(1)
 
 
-def _run_processes(fn: Callable, tasks: list[_Task], on_done: Callable, max_workers: int | None) -> None:
-    n = min(max_workers or os.cpu_count() or 1, len(tasks))
+_MAIN_GUARD_HINT = ("if the sweep is started from a script, protect its entry point with "
+                    "`if __name__ == \"__main__\":` (worker processes import the script again)")
+
+
+def _check_not_bootstrapping() -> None:
+    """Refuse to start workers from a worker that is still importing the main script (no ``__main__`` guard)."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(f"sweep(executor='processes') was called while a worker process imported the main "
+                           f"script: {_MAIN_GUARD_HINT}.")
+
+
+def _windowed(submit: Callable, wait_any: Callable, tasks: Iterator[_Task], on_done: Callable, window: int) -> None:
+    """Keep at most ``window`` tasks in flight, pulling the next task (and so its claim) only when a slot frees."""
+    in_flight: dict = {}
+
+    def start(task: _Task) -> None:
+        try:
+            in_flight[submit(task)] = task
+        except Exception as err:  # a broken pool refuses new work
+            on_done(task, _outcome_of(err))
+
+    for task in itertools.islice(tasks, window):
+        start(task)
+    while in_flight:
+        for fut in wait_any(list(in_flight)):
+            task = in_flight.pop(fut)
+            try:
+                outcome = fut.result()
+            except Exception as err:
+                outcome = _outcome_of(err)
+            on_done(task, outcome)
+            for nxt in itertools.islice(tasks, 1):
+                start(nxt)
+
+
+def _outcome_of(err: Exception) -> dict:
+    """The failure outcome of a run whose worker died or could not take it."""
+    if isinstance(err, BrokenProcessPool):
+        hint = f"; {_MAIN_GUARD_HINT}" if getattr(sys.modules.get("__main__"), "__file__", None) else ""
+        return _failure(f"worker process died ({type(err).__name__}: {err}); runs that had not finished are lost, "
+                        f"finished ones are stored{hint}")
+    return _failure(f"{type(err).__name__}: {err}")  # e.g. arguments that cannot be pickled, dask's KilledWorker
+
+
+def _run_processes(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_workers: int | None) -> None:
+    _check_not_bootstrapping()
+    n = max_workers or os.cpu_count() or 1
     with _worker_env():
         pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker)
+                                   initializer=_init_worker, initargs=(os.getpid(),))
         interrupted = True
         try:
-            futures = {pool.submit(_execute, fn, t.config, t.seed, 1): t for t in tasks}
-            for fut in as_completed(futures):
-                try:
-                    outcome = fut.result()
-                except BrokenProcessPool as err:
-                    outcome = _failure(f"worker process died ({type(err).__name__}: {err}); runs that had "
-                                       "not finished are lost, finished ones are stored")
-                except Exception as err:  # e.g. arguments that cannot be pickled
-                    outcome = _failure(f"{type(err).__name__}: {err}")
-                on_done(futures[fut], outcome)
+            _windowed(lambda t: pool.submit(_execute, fn, t.config, t.seed, 1),
+                      lambda futs: wait(futs, return_when=FIRST_COMPLETED).done, tasks, on_done, n)
             interrupted = False
         finally:
             if interrupted:  # Ctrl-C or an error while saving: do not wait for the running tasks
@@ -218,19 +278,21 @@ def _run_processes(fn: Callable, tasks: list[_Task], on_done: Callable, max_work
             pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
-def _run_dask(client: Any, fn: Callable, tasks: list[_Task], on_done: Callable) -> None:
-    from distributed import as_completed as dask_as_completed
+def _run_dask(client: Any, fn: Callable, tasks: Iterator[_Task], on_done: Callable) -> None:
+    from distributed import wait as dask_wait
 
-    futures = {client.submit(_execute, fn, t.config, t.seed, 1, pure=False): t for t in tasks}
+    window = max(1, sum(client.nthreads().values()))
+    submitted: list = []
+
+    def submit(t: _Task):
+        fut = client.submit(_execute, fn, t.config, t.seed, 1, pure=False)
+        submitted.append(fut)
+        return fut
+
     try:
-        for fut in dask_as_completed(list(futures)):
-            try:
-                outcome = fut.result()
-            except Exception as err:  # e.g. KilledWorker
-                outcome = _failure(f"{type(err).__name__}: {err}")
-            on_done(futures[fut], outcome)
+        _windowed(submit, lambda futs: dask_wait(futs, return_when="FIRST_COMPLETED").done, tasks, on_done, window)
     except BaseException:
-        client.cancel(list(futures))
+        client.cancel(submitted)
         raise
 
 
@@ -323,6 +385,28 @@ def _check_configs(configs: Any) -> list[dict]:
 
 
 RESULTS_ENV = "FEDLAB_RESULTS"  # default store of every sweep when set
+_POLL_S = 0.2  # how often a sweep checks on runs that another sweep computes
+
+
+def _wait_for_others(deferred: list[_Task], store: ResultStore | None, take_stored: Callable) -> list[_Task]:
+    """Wait until every run claimed by another sweep has a record; return those whose claim was given up
+    without a record (the other sweep died or the run failed there), to be computed here."""
+    pending, free = list(deferred), []
+    while pending:
+        still = []
+        for task in pending:
+            if take_stored(task):
+                continue
+            held = store.claim(task.key)
+            if held is None:
+                still.append(task)
+            else:
+                held.release(done=False)
+                free.append(task)
+        pending = still
+        if pending:
+            time.sleep(_POLL_S)
+    return free
 
 
 def _as_store(store: Any) -> ResultStore | None:
@@ -410,8 +494,32 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
                 tasks.append(_Task(len(records) - 1, config, seed, key))
 
     failures: list[dict] = []
+    claims: dict[str, Any] = {}
     bar = tqdm(total=len(records), initial=len(records) - len(tasks), unit="run",
                desc=f"sweep {getattr(fn, '__name__', 'fn')}", **({} if progress else {"disable": True}))
+
+    def take_stored(task: _Task) -> bool:
+        """Fill the task's record from the store when another sweep has saved it meanwhile."""
+        stored = store._read(task.key) if store is not None else None
+        if stored is not None:
+            records[task.index]["result"] = stored["result"]
+            bar.update(1)
+        return stored is not None
+
+    def claimed(queue: list[_Task], deferred: list[_Task]) -> Iterator[_Task]:
+        """The tasks of ``queue`` this sweep may compute, claimed one at a time; the others go to ``deferred``."""
+        for task in queue:
+            if store is None:
+                yield task
+                continue
+            held = store.claim(task.key)
+            if held is None:  # another live process computes it
+                deferred.append(task)
+            elif take_stored(task):
+                held.release(done=True)
+            else:
+                claims[task.key] = held
+                yield task
 
     def on_done(task: _Task, outcome: dict) -> None:
         record = records[task.index]
@@ -425,22 +533,33 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
             failures.append({"config": record["config"], "seed": task.seed, "key": task.key,
                              "error": outcome["error"], "traceback": outcome["traceback"]})
             bar.set_postfix(failed=len(failures))
+        if task.key in claims:
+            claims.pop(task.key).release(done=outcome["ok"])
         bar.update(1)
 
-    try:
-        if tasks:
-            if kind == "dask":
-                client, own = target, isinstance(target, str)
+    def run_all(queue: list[_Task]) -> list[_Task]:
+        deferred: list[_Task] = []
+        if kind == "dask":
+            client, own = target, isinstance(target, str)
+            if own:
+                client = _import_dask_client()(target, set_as_default=False)
+            try:
+                _run_dask(client, fn, claimed(queue, deferred), on_done)
+            finally:
                 if own:
-                    client = _import_dask_client()(target, set_as_default=False)
-                try:
-                    _run_dask(client, fn, tasks, on_done)
-                finally:
-                    if own:
-                        client.close()
-            else:
-                EXECUTORS[kind](fn, tasks, on_done, max_workers)
+                    client.close()
+        else:
+            EXECUTORS[kind](fn, claimed(queue, deferred), on_done, max_workers)
+        return deferred
+
+    try:
+        queue = tasks
+        while queue:
+            deferred = run_all(queue)
+            queue = _wait_for_others(deferred, store, take_stored)
     finally:
+        for held in claims.values():
+            held.release(done=False)
         bar.close()
 
     if failures and on_error == "raise":

@@ -48,3 +48,11 @@ def thread_settings(a, seed):
     return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
             "FEDLAB_NUM_THREADS": os.environ.get("FEDLAB_NUM_THREADS"),
             "torch_threads": None if torch is None else torch.get_num_threads()}
+
+
+def slow_run(x, seed, marker_dir, sleep=1.0):
+    """Marks its start (with its pid) and its end, sleeping in between."""
+    (Path(marker_dir) / f"start-{x}-{seed}-{os.getpid()}").touch()
+    time.sleep(sleep)
+    (Path(marker_dir) / f"end-{x}-{seed}").touch()
+    return {"x": x, "nan": float("nan"), "inf": float("-inf")}

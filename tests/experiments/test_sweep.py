@@ -346,3 +346,117 @@ def test_group_by_config_keeps_order_and_skips_failures():
     assert [[r["result"] for r in g] for g in groups] == [[1, 3], [2]]
     with pytest.raises(TypeError, match="records\\[0\\]"):
         group_by_config([{"config": {}}])
+
+
+# ----------------------------------------------------------------------------------- faults
+
+def _script(body: str) -> str:
+    return textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        import _sweep_workers as W
+        from fedlab.experiments import grid, sweep
+    """) + textwrap.dedent(body)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie waiting to be reaped is dead
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_killing_a_sweep_kills_its_workers(tmp_path):
+    marks, res = tmp_path / "marks", tmp_path / "res"
+    marks.mkdir()
+    body = f"""
+        if __name__ == "__main__":
+            sweep(W.slow_run, grid(x=range(6), marker_dir={str(marks)!r}, sleep=1.5), [0], store={str(res)!r},
+                  executor="processes", max_workers=2, progress=False)
+    """
+    proc = subprocess.Popen([sys.executable, "-c", _script(body)], env={**os.environ, "TQDM_DISABLE": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(list(marks.glob("start-*"))) < 2:
+            assert proc.poll() is None
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    workers = [int(p.name.split("-")[-1]) for p in marks.glob("start-*")]
+    time.sleep(2.5)  # longer than a run: an orphan would finish its run and mark it
+    assert workers and not [pid for pid in workers if _alive(pid)]
+    assert not list(marks.glob("end-*")) and not list(Path(res).glob("*.json"))
+
+
+def test_two_sweeps_on_one_store_compute_each_run_once(tmp_path):
+    marks, res = tmp_path / "marks", tmp_path / "res"
+    marks.mkdir()
+    body = f"""
+        recs = sweep(W.noisy_descent, grid(lr=0.5, x=range(8), marker_dir={str(marks)!r}, sleep=0.2), [0, 1],
+                     store={str(res)!r}, executor="sequential", progress=False)
+        assert len(recs) == 16 and all(r["result"] is not None for r in recs)
+    """
+    env = {**os.environ, "TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1"}
+    procs = [subprocess.Popen([sys.executable, "-c", _script(body)], env=env) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    counts = [W.executions(marks, f"x{x}-lr0.5-s{s}") for x in range(8) for s in (0, 1)]
+    assert counts == [1] * 16
+    assert len(_json_files(res)) == 16 and not list(Path(res).glob(".*.claim"))
+
+
+def test_records_are_standard_json_with_a_checksum_and_group_readable(tmp_path):
+    store = ResultStore(tmp_path)
+    key = store.save({"a": 1}, {"nan": float("nan"), "inf": [float("inf"), 1.0]}, seed=0, fn="f")
+    file = tmp_path / f"{key}.json"
+    text = file.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    record = json.loads(text)  # standard JSON
+    assert record["result"]["nan"] == {"__float__": "nan"} and len(record["checksum"]) == 64
+    loaded = store.load({"a": 1}, 0, "f")["result"]
+    assert np.isnan(loaded["nan"]) and loaded["inf"] == [float("inf"), 1.0]
+    assert file.stat().st_mode & 0o777 == 0o644
+    record["result"]["inf"][1] = 2.0  # edited content: the checksum no longer matches
+    file.write_text(json.dumps(record))
+    with pytest.warns(RuntimeWarning, match="checksum"):
+        assert not store.has({"a": 1}, 0, "f")
+
+
+def test_stale_temporary_files_are_removed_when_the_store_opens(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    from fedlab.experiments.store import _HOST
+    stale = tmp_path / f".0123456789abcdef.{_HOST}.{dead}.x1y2.tmp"
+    live = tmp_path / f".0123456789abcdef.{_HOST}.{os.getpid()}.x1y2.tmp"
+    other = tmp_path / ".0123456789abcdef.otherhost.1.x1y2.tmp"
+    for p in (stale, live, other):
+        p.write_text("{")
+    removed = ResultStore(tmp_path).remove_stale_temporary_files() + [stale] * (not stale.exists())
+    assert not stale.exists() and live.exists() and other.exists() and stale in removed
+
+
+def test_a_full_disk_names_the_store(tmp_path, monkeypatch):
+    import errno
+    store = ResultStore(tmp_path)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError, match=rf"result store '{tmp_path}' \(the disk is full\)"):
+        store.save({"a": 1}, 1.0, seed=0, fn="f")
+    monkeypatch.undo()
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_script_without_a_main_guard_is_explained(tmp_path):
+    script = tmp_path / "no_guard.py"
+    script.write_text(_script("""
+        sweep(W.noisy_descent, grid(lr=0.5, x=range(2)), [0], executor="processes", max_workers=1, progress=False)
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TQDM_DISABLE": "1"})
+    assert proc.returncode != 0
+    assert 'if __name__ == "__main__":' in proc.stderr
