@@ -26,11 +26,18 @@ from fedlab._validation import check_choice, check_int, check_real
 from fedlab.models import Model, Params
 from fedlab.engine.population import ClientData
 
-__all__ = ["LocalSGD", "DivergenceError", "draw_batches", "local_sgd", "BACKENDS"]
+__all__ = ["LocalSGD", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "local_sgd", "BACKENDS"]
+
+
+PARAMETER_NORM_LIMIT = 1e6
+"""Divergence criterion of local training: a row whose parameters' Euclidean norm exceeds this (or is not
+finite) has diverged. The workbook's models stay many orders of magnitude below it."""
 
 
 class DivergenceError(FloatingPointError):
-    """Raised when a loss or a parameter becomes non-finite."""
+    """Raised when training diverges: a non-finite loss or parameter, a parameter norm above
+    :data:`PARAMETER_NORM_LIMIT`, or a loss above :data:`fedlab.engine.runner.LOSS_GROWTH_LIMIT` times its
+    initial value."""
 
 
 @dataclass(frozen=True)
@@ -235,4 +242,15 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
         bad = torch.nonzero(~torch.isfinite(local_loss)).flatten().tolist()
         raise DivergenceError(f"local training diverged (non-finite loss) on rows {bad[:10]}; "
                               f"try a smaller lr (now {solver.lr}).")
+    _check_parameter_norms(new_params, solver.lr)
     return new_params, local_loss
+
+
+def _check_parameter_norms(params: Params, lr: float) -> None:
+    """Raise :class:`DivergenceError` when a row's parameter norm is not finite or exceeds the limit."""
+    norms = torch.sqrt(sum(p.detach().double().reshape(p.shape[0], -1).pow(2).sum(1) for p in params.values()))
+    bad = ~torch.isfinite(norms) | (norms > PARAMETER_NORM_LIMIT)
+    if bool(bad.any()):
+        rows = torch.nonzero(bad).flatten().tolist()
+        raise DivergenceError(f"local training diverged on rows {rows[:10]}: parameter norm {float(norms[rows[0]]):.3g} "
+                              f"(criterion: not finite or > {PARAMETER_NORM_LIMIT:g}); try a smaller lr (now {lr}).")

@@ -15,9 +15,22 @@ __all__ = ["Algorithm", "ORDERS", "run"]
 
 ORDERS = ("train_first", "evaluate_first")
 
+LOSS_GROWTH_LIMIT = 100.0
+"""Divergence criterion of :func:`run`: a client's loss above ``LOSS_GROWTH_LIMIT * max(1, its first recorded
+loss)``, or not finite, stops the run with :class:`~fedlab.engine.DivergenceError`."""
+
 
 class Algorithm(Protocol):
-    """What :func:`run` needs: a state with a ``round`` counter and three pure-ish methods."""
+    """What :func:`run` needs: a state with a ``round`` counter and three pure-ish methods.
+
+    Methods that personalise to clients unseen at training (thesis §3.6.3, Tables 3.3 and 3.6) also have
+    the optional ``adapt(state, data, *, seed) -> (personal_state, metrics)``: from a trained ``state``,
+    the clients of ``data`` (a FederatedDataset of new clients) build what they predict with from their
+    training part (``personal_state``: their stacked models, mixture weights, cluster assignment or
+    datastores), and ``metrics`` holds per-client arrays ``(K_new,)`` of those predictors on ``data``,
+    like :meth:`evaluate`'s. Equal seeds give equal results; method-specific options are keyword-only
+    with defaults. :func:`run` never calls it.
+    """
 
     def init(self, data: FederatedDataset, seed: int) -> Any: ...
 
@@ -34,13 +47,21 @@ def _history_for(data: Any) -> History:
 
 
 def _record(history: History, metrics: dict[str, np.ndarray], round_: int) -> None:
-    """Record metrics, stopping the run if a client with data has a non-finite loss."""
+    """Record metrics, stopping the run when a client with data has a non-finite or exploding loss."""
     for name, values in metrics.items():
+        if not name.endswith("loss"):
+            continue
+        values = np.asarray(values, dtype=float)
         weights = history.weights_for(name)
-        bad = ~np.isfinite(values) & (True if weights is None else weights > 0)
-        if name.endswith("loss") and bad.any():
-            raise DivergenceError(f"{name} is not finite at round {round_} (clients "
-                                  f"{np.flatnonzero(bad)[:10].tolist()}); try a smaller lr.")
+        has_data = True if weights is None else weights > 0
+        first = history.clients[name][0] if history.clients.get(name) else values
+        limit = LOSS_GROWTH_LIMIT * np.maximum(1.0, np.abs(np.where(np.isfinite(first), first, 0.0)))
+        bad = (~np.isfinite(values) | (values > limit)) & has_data
+        if bad.any():
+            clients = np.flatnonzero(bad)[:10].tolist()
+            raise DivergenceError(f"{name} diverged at round {round_} (clients {clients}: {values[clients[0]]:.3g}; "
+                                  f"criterion: not finite or > {LOSS_GROWTH_LIMIT:g} x max(1, first value)); "
+                                  "try a smaller lr.")
     history.record(round_, metrics)
 
 

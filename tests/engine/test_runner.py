@@ -57,3 +57,30 @@ def test_bad_order_and_divergence():
     with pytest.raises(DivergenceError, match="loss"):
         run(Accumulate(), np.array([np.inf]), rounds=1)
     assert ORDERS == ("train_first", "evaluate_first")
+
+
+def test_an_exploding_loss_is_divergence_even_when_finite():
+    from fedlab.engine import LOSS_GROWTH_LIMIT
+
+    class Explode(Accumulate):
+        def evaluate(self, state, data):
+            return {"train_loss": 1.0 + state.value * LOSS_GROWTH_LIMIT}
+
+    with pytest.raises(DivergenceError, match=r"train_loss diverged at round 2 .*criterion"):
+        run(Explode(), np.array([0.6]), rounds=3)   # round 1: 61 <= 100 x 1; round 2: 121 > 100
+    _, h = run(Explode(), np.array([1e-3]), rounds=3)
+    assert len(h.rounds) == 4
+
+
+@pytest.mark.parametrize("method, lr", [("fedavg", 1e30), ("fedavg", 1e4), ("local", 1e4)])
+def test_real_divergence_is_detected(method, lr):
+    from fedlab.algorithms import FedAvg, Local
+    from fedlab.data import make_leaf_synthetic
+    from fedlab.engine import FederatedDataset, LocalSGD
+    from fedlab.models import LinearModel
+
+    clients = make_leaf_synthetic(1, 1, n_clients=6, n_samples=60, rng=0)
+    data = FederatedDataset.from_client_arrays(clients.xs, clients.ys, test_fraction=0.25, n_classes=10, seed=0)
+    alg = {"fedavg": FedAvg, "local": Local}[method](LinearModel(60, 10), LocalSGD(lr=lr, local_steps=5))
+    with pytest.raises(DivergenceError, match="diverged"):
+        run(alg, data, rounds=10)
