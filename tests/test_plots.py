@@ -4,7 +4,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from fedlab.primer.toys import QuadraticClients, fedavg_quadratic
+from fedlab.engine import run
+from fedlab.primer.toys import QuadraticClients, QuadraticFedAvg, drift_paths
 from fedlab.plots import plot_client_drift, plot_curves, plot_label_histograms
 
 
@@ -24,6 +25,7 @@ def test_plot_curves_mean_and_std():
 
 def test_plot_client_drift_passes_the_paths_through():
     clients = QuadraticClients(np.array([[1.0, 0.0], [0.0, 1.0]]), np.stack([np.eye(2)] * 2), np.array([0.5, 0.5]))
-    server, local = fedavg_quadratic(clients, np.zeros(2), local_steps=2, lr=0.1, rounds=3)
+    _, history = run(QuadraticFedAvg(np.zeros(2), local_steps=2, lr=0.1), clients, rounds=3, progress=False)
+    server, local = drift_paths(history)
     fig, data = plot_client_drift(clients, server, local, optimum=clients.optimum())
     assert data["local"].shape == (3, 2, 3, 2) and np.allclose(data["optimum"], [0.5, 0.5])

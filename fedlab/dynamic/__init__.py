@@ -4,7 +4,9 @@
 Entry points
 ------------
 - ``data.make_drifting_least_squares``: a least-squares problem whose minimiser is a random walk;
-- ``algorithms.dynamic_fedavg`` / ``algorithms.DynamicFedAvg`` (Algorithm 1);
+- ``algorithms.DynamicFedAvgLS`` / ``algorithms.DynamicFedAvg`` (Algorithm 1: the vectorised least-squares
+  simulation and the engine version, both run by ``fedlab.engine.run``); ``algorithms.steady_state``,
+  ``algorithms.msd_db`` read a simulation's History;
 - ``bounds.dfl_msd_bound`` and ``bounds.dfl_opt_mu``: Theorem 1's tracking bound and its best step size;
 - ``experiments.dfl_step_sweep``: steady-state MSD against the step size.
 """

@@ -6,44 +6,49 @@ step :math:`\mu/E_k`, incrementally (eq. (11): gradients at the latest local ite
 :math:`w_i = \frac1L\sum_{\ell\in\mathcal L_i} w_{\ell,E_\ell}` (eq. (12)). The :math:`\mu/E_k` normalisation
 keeps agents with many epochs from biasing the limit point towards their own minimisers.
 
-Two implementations:
+Two implementations, both Algorithms run by :func:`fedlab.engine.run`:
 
-* :func:`dynamic_fedavg` — a **vectorised numpy simulation** on the drifting least-squares problem of
-  :mod:`fedlab.dynamic.data` (what notebook 08 uses). For squared loss an epoch is an affine map
-  :math:`w\mapsto(I-\alpha\hat H)w + \alpha\hat g`, so the E_k epochs of every sampled agent compose into one
-  affine map computed in bulk for a chunk of iterations and for R runs at once (several step sizes, drift and
-  offset variances sharing the same random draws); only the server recursion is a Python loop. Samples are fresh
-  (:math:`N_k = \infty`) and the minimiser follows the random walk (17).
+* :class:`DynamicFedAvgLS` — a **vectorised numpy simulation** on the drifting least-squares problem of
+  :mod:`fedlab.dynamic.data` (what notebook 08 uses; the numpy path of ``run``, History entries = runs). For
+  squared loss an epoch is an affine map :math:`w\mapsto(I-\alpha\hat H)w + \alpha\hat g`, so the E_k epochs of
+  every sampled agent compose into one affine map computed in bulk for a block of iterations and for R runs at
+  once (several step sizes, drift and offset variances sharing the same random draws); a round applies the
+  server recursion. Samples are fresh (:math:`N_k = \infty`) and the minimiser follows the random walk (17).
+  :func:`msd_curves`, :func:`steady_state` and :func:`msd_db` read its History.
 * :class:`DynamicFedAvg` — the same algorithm for any ``fedlab`` model on a static ``FederatedDataset``, written
   on the engine (``local_sgd`` with ``LocalSGD(lr=mu/E_k, local_steps=E_k, batch_size=B_k)`` per group of agents
   with equal budgets). The engine draws minibatches with replacement (the paper: without); with equal budgets it
   is FedAvg with uniform weights.
 
 Also here: the closed-form full-gradient fixed point (normalisation bias, spec C.7) and the scalar noisy-gradient
-tracking recursion behind the bound of spec C.4.
+tracking recursion behind the bound of spec C.4 (:class:`NoisyGradientTracking`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
-from scipy.signal import lfilter
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.dynamic.data import DriftingLeastSquares
-from fedlab.engine import DivergenceError, FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
+from fedlab.engine import (DivergenceError, FederatedDataset, History, LocalSGD, broadcast, local_sgd,
+                           weighted_average)
 from fedlab.models import Model
 from fedlab.algorithms._common import (ServerState, check_solver, evaluate_global, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
-    "DynamicRun",
     "draw_budgets",
-    "dynamic_fedavg",
+    "LeastSquaresRuns",
+    "DynamicFedAvgLS",
+    "msd_curves",
+    "steady_state",
+    "msd_db",
     "dynamic_fedavg_fixed_point",
-    "noisy_gradient_tracking",
+    "TrackingErrors",
+    "NoisyGradientTracking",
     "DynamicFedAvg",
 ]
 
@@ -76,39 +81,6 @@ def draw_budgets(n_agents: int, *, local_steps_range=(1, 10), batch_range=(10, 2
         raise ValueError(f"ranges must be (low, high) with low <= high, got {local_steps_range}, {batch_range}.")
     rng = as_numpy_rng(rng)
     return rng.integers(e_lo, e_hi + 1, size=k), rng.integers(b_lo, b_hi + 1, size=k)
-
-
-@dataclass(frozen=True)
-class DynamicRun:
-    r"""Result of :func:`dynamic_fedavg` for R runs.
-
-    Attributes
-    ----------
-    msd : array (R, T+1)
-        :math:`\|w^o_i - w_i\|^2`, i = 0..T.
-    lr, drift_var, offset_var : arrays (R,)
-        The run's :math:`\mu`, :math:`\sigma_q^2`, :math:`\sigma_c^2`.
-    w : array (R, d)
-        Final iterates.
-    w_opt : array (R, d)
-        Final minimisers :math:`w^o_T`.
-    """
-
-    msd: np.ndarray
-    lr: np.ndarray
-    drift_var: np.ndarray
-    offset_var: np.ndarray
-    w: np.ndarray
-    w_opt: np.ndarray
-
-    def steady_state(self, tail: int) -> np.ndarray:
-        """Mean MSD over the last ``tail`` iterations, per run (R,)."""
-        tail = check_int("tail", tail, low=1, high=self.msd.shape[1])
-        return self.msd[:, -tail:].mean(1)
-
-    def msd_db(self) -> np.ndarray:
-        """:math:`10\\log_{10}` MSD, (R, T+1)."""
-        return 10 * np.log10(np.maximum(self.msd, 1e-300))
 
 
 def _rows(lr, drift_var, offset_var):
@@ -153,24 +125,76 @@ def _chunk_draws(rng: np.random.Generator, c: int, problem: DriftingLeastSquares
     return agents, h_hat, g_noise, steps
 
 
-def dynamic_fedavg(problem: DriftingLeastSquares, *, lr, n_iters: int, n_active: int, local_steps=1, batch=10,
-                   drift_var=None, offset_var=None, normalize: bool = True, incremental: bool = True,
-                   full_gradient: bool = False, w_init=None, seed: int = 0, chunk: int = 256) -> DynamicRun:
-    r"""Simulate Dynamic FedAvg (Algorithm 1) on a drifting least-squares problem, R runs at once.
+def _mean_offset_dir(problem: DriftingLeastSquares) -> np.ndarray:
+    r""":math:`\bar z = \sum_k v_k z_k / \sum_k v_k`; a run's aggregate minimiser is
+    :math:`w^\star + \sqrt{\sigma_c^2/d}\,\bar z`."""
+    return problem.feature_var @ problem.offset_dirs / problem.feature_var.sum()
 
-    Iteration i uses data generated at the current model :math:`w^\star_{i-1}`, then the model drifts
-    (:math:`w^\star_i = w^\star_{i-1} + q_i`) and the MSD is :math:`\|w^o_i - w_i\|^2` — the convention of the
-    error recursion (19) and of spec C.4 (:math:`\nabla P(w^o_{i-1}) = 0`). All runs share the random draws
-    (agents, features, label noise, standardised drift steps): differences between runs come only from
-    :math:`\mu`, :math:`\sigma_q^2`, :math:`\sigma_c^2` (common random numbers).
+
+def _check_horizon(round_: int, n_iters: int) -> None:
+    if round_ >= n_iters:
+        raise ValueError(f"the simulation was built for n_iters = {n_iters} iterations (its random draws are made "
+                         f"for that horizon); round {round_} is beyond it: build it with a larger n_iters.")
+
+
+@dataclass(frozen=True)
+class LeastSquaresRuns:
+    r"""State of :class:`DynamicFedAvgLS`: R runs of Algorithm 1 advanced together.
+
+    Attributes
+    ----------
+    w : array (R, d)
+        Iterates :math:`w_i`.
+    w_opt : array (R, d)
+        Aggregate minimisers :math:`w^o_i` of the runs (the MSD's reference).
+    w_star : array (R, d)
+        Common model :math:`w^\star` at the end of the current block of draws (the start of the next one).
+    lr, drift_var, offset_var : arrays (R,)
+        Each run's :math:`\mu`, :math:`\sigma_q^2`, :math:`\sigma_c^2`.
+    rng : Generator
+        The one generator of every random draw, advanced block by block.
+    block : tuple of arrays or None
+        The current block of C iterations: ``(a, b, opt)`` with the server's affine maps
+        :math:`w_i = a_i w_{i-1} + b_i`, ``a`` (R, C, d, d), ``b`` (R, C, d), and the minimisers ``opt`` (R, C, d).
+    round : int
+        Iterations done.
+    """
+
+    w: np.ndarray
+    w_opt: np.ndarray
+    w_star: np.ndarray
+    lr: np.ndarray
+    drift_var: np.ndarray
+    offset_var: np.ndarray
+    rng: np.random.Generator
+    block: tuple | None = None
+    round: int = 0
+
+
+class DynamicFedAvgLS:
+    r"""Dynamic FedAvg (Algorithm 1) simulated on a drifting least-squares problem, R runs at once.
+
+    The numpy path of :func:`fedlab.engine.run`: the data is the
+    :class:`~fedlab.dynamic.data.DriftingLeastSquares` problem, one round is one iteration i and
+    :meth:`evaluate` records ``msd`` (R,), :math:`\|w^o_i - w_i\|^2` for every run. Iteration i uses data
+    generated at the current model :math:`w^\star_{i-1}`, then the model drifts (:math:`w^\star_i = w^\star_{i-1}
+    + q_i`, the random walk (17)) — the convention of the error recursion (19) and of spec C.4
+    (:math:`\nabla P(w^o_{i-1}) = 0`). All runs share the random draws (agents, features, label noise,
+    standardised drift steps): differences between runs come only from :math:`\mu`, :math:`\sigma_q^2`,
+    :math:`\sigma_c^2` (common random numbers).
+
+    The draws of ``chunk`` iterations are made in one block from one generator (``numpy_rng(seed,
+    Stream.SAMPLING)``, carried by the state) and the E_k epochs of every sampled agent (affine maps, eq. (11))
+    are composed in bulk for the block, once per distinct step size; each round then applies the averaged map
+    (12). The last block is cut at the horizon ``n_iters``: a run of T <= ``n_iters`` rounds gives the first T
+    iterations of the ``n_iters``-iteration simulation.
 
     Parameters
     ----------
-    problem : DriftingLeastSquares
     lr : float or array (R,)
         Step size :math:`\mu > 0`.
     n_iters : int
-        Iterations T.
+        Horizon T (the rounds to run, at most).
     n_active : int in [1, K]
         Agents per iteration L (sampled without replacement).
     local_steps, batch : int or int array (K,)
@@ -186,87 +210,147 @@ def dynamic_fedavg(problem: DriftingLeastSquares, *, lr, n_iters: int, n_active:
     w_init : array (d,), "zeros" or "optimum", optional
         :math:`w_0`: zeros (default), a given point, or the run's initial minimiser :math:`w^o_0` (no transient:
         the MSD starts at 0 and builds up to its steady state in :math:`\approx 1/(2\mu\nu)` iterations).
-    seed : int
     chunk : int
         Iterations whose random draws are made in one block (memory vs speed).
 
-    Returns
-    -------
-    DynamicRun
+    Examples
+    --------
+    >>> from fedlab.engine import run
+    >>> from fedlab.dynamic.data import make_drifting_least_squares
+    >>> algo = DynamicFedAvgLS(lr=[0.01, 0.1], n_iters=50, n_active=7)
+    >>> state, history = run(algo, make_drifting_least_squares(rng=0), rounds=50, progress=False)
+    >>> msd_curves(history).shape
+    (2, 51)
     """
-    if not isinstance(problem, DriftingLeastSquares):
-        raise TypeError(f"problem must be a DriftingLeastSquares, got {type(problem).__name__}.")
-    big_k, d = problem.n_agents, problem.dim
-    t_total = check_int("n_iters", n_iters, low=1)
-    n_l = _check_active(n_active, big_k)
-    e_k = _check_budget("local_steps", local_steps, big_k)
-    b_k = _check_budget("batch", batch, big_k)
-    chunk = check_int("chunk", chunk, low=1)
-    check_int("seed", seed)
-    lr, sq, sc = _rows(lr, problem.drift_var if drift_var is None else drift_var,
-                       problem.offset_var if offset_var is None else offset_var)
-    n_rows = lr.size
-    z = problem.offset_dirs
-    zbar = problem.feature_var @ z / problem.feature_var.sum()
-    c_scale = np.sqrt(sc / d)                                                    # (R,)
-    if isinstance(w_init, str):
-        check_choice("w_init", w_init, ("zeros", "optimum"))
-        w = (np.zeros((n_rows, d)) if w_init == "zeros"
-             else problem.w_start + c_scale[:, None] * zbar)                     # start at w^o_0 (no transient)
-    else:
-        w = np.zeros((n_rows, d)) if w_init is None else np.tile(check_array("w_init", w_init, shape=(d,)), (n_rows, 1))
-    q_scale = np.sqrt(sq / d)
-    w_star = np.tile(problem.w_start, (n_rows, 1))                               # common model w*_{i}, per run
-    msd = np.empty((n_rows, t_total + 1))
-    msd[:, 0] = np.sum((w_star + c_scale[:, None] * zbar - w) ** 2, -1)
-    lr_u, inv = np.unique(lr, return_inverse=True)                              # distinct step sizes
-    n_u = lr_u.size
-    rng = numpy_rng(seed, Stream.SAMPLING)
-    e_max = int(e_k.max())
-    eye = np.eye(d)
-    done = 0
-    while done < t_total:
-        c = min(chunk, t_total - done)
-        agents, h_hat, g_noise, steps = _chunk_draws(rng, c, problem, n_l, e_k, b_k, full_gradient)
-        ea = e_k[agents]
-        walk = np.concatenate([np.zeros((1, d)), np.cumsum(steps, axis=0)])     # (C+1, d) standardised walk
-        start_model = w_star[:, None, :] + q_scale[:, None, None] * walk[None, :-1]  # (R, C, d)
-        # Epochs act on delta = w - w*_k as delta -> (I - alpha H_e) delta + alpha sigma_n g_e, so an agent's E_k
-        # epochs compose to w_k = w*_k + A (w - w*_k) + n with (A, n) depending on mu only (not on the drift or
-        # the offsets): compose them once per distinct step size, then b_r = (I - A) w*_k + n per run.
-        alpha = lr_u[:, None, None] / (ea[None] if normalize else 1.0)         # (U, C, L)
-        emask = (np.arange(e_max)[None, None, :] < ea[..., None])              # (C, L, E)
-        if incremental:
-            a_mat = np.broadcast_to(eye, (n_u, c, n_l, d, d)).copy()
-            n_vec = np.zeros((n_u, c, n_l, d))
-            for e in range(e_max):
-                al = alpha * emask[None, :, :, e]                               # (U, C, L)
-                m_e = eye - al[..., None, None] * h_hat[None, :, :, e]
-                a_mat = m_e @ a_mat
-                n_vec = np.einsum("uclij,uclj->ucli", m_e, n_vec) + al[..., None] * g_noise[None, :, :, e]
+
+    def __init__(self, *, lr, n_iters: int, n_active: int, local_steps=1, batch=10, drift_var=None,
+                 offset_var=None, normalize: bool = True, incremental: bool = True, full_gradient: bool = False,
+                 w_init=None, chunk: int = 256) -> None:
+        _rows(lr, 0.0 if drift_var is None else drift_var, 0.0 if offset_var is None else offset_var)  # validate
+        if isinstance(n_active, bool) or not isinstance(n_active, (int, np.integer)):
+            raise TypeError(f"n_active (agents per round L) must be an integer, got {n_active!r}.")
+        if isinstance(w_init, str):
+            check_choice("w_init", w_init, ("zeros", "optimum"))
+        elif w_init is not None:
+            check_array("w_init", w_init, ndim=1)
+        self.lr, self.drift_var, self.offset_var, self.w_init = lr, drift_var, offset_var, w_init
+        self.n_iters = check_int("n_iters", n_iters, low=1)
+        self.chunk = check_int("chunk", chunk, low=1)
+        self.n_active, self.local_steps, self.batch = int(n_active), local_steps, batch
+        self.normalize, self.incremental, self.full_gradient = bool(normalize), bool(incremental), bool(full_gradient)
+
+    def _budgets(self, problem: DriftingLeastSquares) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(L, E_k, B_k)`` checked against the problem's K."""
+        k = problem.n_agents
+        return (_check_active(self.n_active, k), _check_budget("local_steps", self.local_steps, k),
+                _check_budget("batch", self.batch, k))
+
+    def init(self, problem: DriftingLeastSquares, seed: int) -> LeastSquaresRuns:
+        if not isinstance(problem, DriftingLeastSquares):
+            raise TypeError(f"problem must be a DriftingLeastSquares, got {type(problem).__name__}.")
+        self._budgets(problem)
+        d = problem.dim
+        lr, sq, sc = _rows(self.lr, problem.drift_var if self.drift_var is None else self.drift_var,
+                           problem.offset_var if self.offset_var is None else self.offset_var)
+        c_scale, zbar = np.sqrt(sc / d), _mean_offset_dir(problem)
+        if isinstance(self.w_init, str):
+            w = (np.zeros((lr.size, d)) if self.w_init == "zeros"
+                 else problem.w_start + c_scale[:, None] * zbar)                 # start at w^o_0 (no transient)
         else:
+            w = (np.zeros((lr.size, d)) if self.w_init is None
+                 else np.tile(check_array("w_init", self.w_init, shape=(d,)), (lr.size, 1)))
+        w_star = np.tile(problem.w_start, (lr.size, 1))                          # common model w*_i, per run
+        return LeastSquaresRuns(w, w_star + c_scale[:, None] * zbar, w_star, lr, sq, sc,
+                                numpy_rng(seed, Stream.SAMPLING))
+
+    def _epoch_maps(self, lr_u: np.ndarray, e_k: np.ndarray, agents: np.ndarray, h_hat: np.ndarray,
+                    g_noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""Compose every sampled agent's epochs, once per distinct step size.
+
+        Epochs act on :math:`\delta = w - w^\star_k` as :math:`\delta\mapsto(I-\alpha H_e)\delta + \alpha\sigma_n
+        g_e`, so an agent's :math:`E_k` epochs compose to :math:`w_k = w^\star_k + A(w - w^\star_k) + n` with
+        ``(A, n)`` depending on :math:`\mu` only (not on the drift or the offsets). Returns ``A`` (U, C, L, d, d)
+        and ``n`` (U, C, L, d).
+        """
+        (n_u,), (c, n_l, e_max, d) = lr_u.shape, g_noise.shape
+        ea = e_k[agents]
+        eye = np.eye(d)
+        alpha = lr_u[:, None, None] / (ea[None] if self.normalize else 1.0)    # (U, C, L)
+        emask = (np.arange(e_max)[None, None, :] < ea[..., None])              # (C, L, E)
+        if not self.incremental:
             em = emask[None, ..., None]
-            a_mat = eye - alpha[..., None, None] * np.sum(h_hat[None] * em[..., None], axis=3)
-            n_vec = alpha[..., None] * np.sum(g_noise[None] * em, axis=3)
-        a_bar = a_mat.mean(2)                                                   # (U, C, d, d)
+            return (eye - alpha[..., None, None] * np.sum(h_hat[None] * em[..., None], axis=3),
+                    alpha[..., None] * np.sum(g_noise[None] * em, axis=3))
+        a_mat = np.broadcast_to(eye, (n_u, c, n_l, d, d)).copy()
+        n_vec = np.zeros((n_u, c, n_l, d))
+        for e in range(e_max):
+            al = alpha * emask[None, :, :, e]                                   # (U, C, L)
+            m_e = eye - al[..., None, None] * h_hat[None, :, :, e]
+            a_mat = m_e @ a_mat
+            n_vec = np.einsum("uclij,uclj->ucli", m_e, n_vec) + al[..., None] * g_noise[None, :, :, e]
+        return a_mat, n_vec
+
+    def _draw_block(self, state: LeastSquaresRuns, problem: DriftingLeastSquares) -> dict:
+        r"""The next block's draws (:func:`_chunk_draws`) turned into the averaged server maps (12) of every run."""
+        n_l, e_k, b_k = self._budgets(problem)
+        d, z = problem.dim, problem.offset_dirs
+        c = min(self.chunk, self.n_iters - state.round)
+        agents, h_hat, g_noise, steps = _chunk_draws(state.rng, c, problem, n_l, e_k, b_k, self.full_gradient)
+        q_scale, c_scale = np.sqrt(state.drift_var / d), np.sqrt(state.offset_var / d)
+        lr_u, inv = np.unique(state.lr, return_inverse=True)                     # distinct step sizes
+        walk = np.concatenate([np.zeros((1, d)), np.cumsum(steps, axis=0)])     # (C+1, d) standardised walk
+        start_model = state.w_star[:, None, :] + q_scale[:, None, None] * walk[None, :-1]  # (R, C, d)
+        a_mat, n_vec = self._epoch_maps(lr_u, e_k, agents, h_hat, g_noise)
         z_bar_u = z[agents][None] - np.einsum("uclij,clj->ucli", a_mat, z[agents])
         b_bar_u = z_bar_u.mean(2)                                               # mean_L (I - A) z_k: (U, C, d)
-        n_bar = n_vec.mean(2)
-        a_r = a_bar[inv]                                                        # (R, C, d, d)
+        a_r = a_mat.mean(2)[inv]                                                # (R, C, d, d)
         b_bar = (start_model - np.einsum("rcij,rcj->rci", a_r, start_model)
-                 + c_scale[:, None, None] * b_bar_u[inv] + n_bar[inv])
-        a_bar = a_r
-        opt = w_star[:, None, :] + q_scale[:, None, None] * walk[None, 1:] + c_scale[:, None, None] * zbar
+                 + c_scale[:, None, None] * b_bar_u[inv] + n_vec.mean(2)[inv])
+        opt = (state.w_star[:, None, :] + q_scale[:, None, None] * walk[None, 1:]
+               + c_scale[:, None, None] * _mean_offset_dir(problem))
+        return {"block": (a_r, b_bar, opt), "w_star": state.w_star + q_scale[:, None] * walk[-1]}
+
+    def round(self, state: LeastSquaresRuns, problem: DriftingLeastSquares, seed: int) -> tuple[LeastSquaresRuns, dict]:
+        """One iteration of every run: :math:`w_i = \\bar A_i w_{i-1} + \\bar b_i` (the mean over the L agents)."""
+        _check_horizon(state.round, self.n_iters)
+        i = state.round % self.chunk
+        if i == 0:
+            state = replace(state, **self._draw_block(state, problem))
+        a, b, opt = state.block
         with np.errstate(over="ignore", invalid="ignore"):
-            for i in range(c):
-                w = np.einsum("rij,rj->ri", a_bar[:, i], w) + b_bar[:, i]
-                msd[:, done + i + 1] = np.sum((opt[:, i] - w) ** 2, -1)
-        if not np.all(np.isfinite(msd[:, done + c])):
-            bad = lr[~np.isfinite(msd[:, done + c])]
-            raise DivergenceError(f"Dynamic FedAvg diverged for step sizes {np.unique(bad)[:5]}; use a smaller lr.")
-        w_star = w_star + q_scale[:, None] * walk[-1]
-        done += c
-    return DynamicRun(msd, lr, sq, sc, w, w_star + c_scale[:, None] * zbar)
+            w = np.einsum("rij,rj->ri", a[:, i], state.w) + b[:, i]
+        if not np.isfinite(w).all():
+            bad = ~np.all(np.isfinite(w), axis=1)
+            raise DivergenceError(f"Dynamic FedAvg diverged for step sizes {np.unique(state.lr[bad])[:5]}; "
+                                  f"use a smaller lr.")
+        return replace(state, w=w, w_opt=opt[:, i], round=state.round + 1), {}
+
+    def evaluate(self, state: LeastSquaresRuns, problem: DriftingLeastSquares) -> dict[str, np.ndarray]:
+        r"""``msd`` (R,): :math:`\|w^o_i - w_i\|^2` of every run."""
+        with np.errstate(over="ignore"):
+            return {"msd": np.sum((state.w_opt - state.w) ** 2, -1)}
+
+
+def msd_curves(history: History) -> np.ndarray:
+    """The recorded ``msd`` of every run, (R, n_records) (iterations ``history.rounds``)."""
+    if not isinstance(history, History):
+        raise TypeError(f"history must be a History, got {type(history).__name__}.")
+    if "msd" not in history.clients:
+        raise ValueError(f"history has no 'msd' metric (a run of DynamicFedAvgLS or NoisyGradientTracking); "
+                         f"recorded: {sorted(history.clients)}.")
+    return np.ascontiguousarray(np.array(history.clients["msd"]).T)   # rows contiguous: per-run reductions
+
+
+def steady_state(history: History, tail: int) -> np.ndarray:
+    """Mean MSD over the last ``tail`` records, per run (R,)."""
+    msd = msd_curves(history)
+    tail = check_int("tail", tail, low=1, high=msd.shape[1])
+    return msd[:, -tail:].mean(1)
+
+
+def msd_db(history: History) -> np.ndarray:
+    """:math:`10\\log_{10}` MSD, (R, n_records)."""
+    return 10 * np.log10(np.maximum(msd_curves(history), 1e-300))
 
 
 def dynamic_fedavg_fixed_point(problem: DriftingLeastSquares, lr: float, local_steps, *, normalize: bool = True,
@@ -301,32 +385,68 @@ def dynamic_fedavg_fixed_point(problem: DriftingLeastSquares, lr: float, local_s
     return weights @ problem.agent_optima(w_star) / weights.sum()
 
 
-def noisy_gradient_tracking(lr: float, strong_nu: float, sigma_s2: float, sigma_q2: float, *, n_iters: int,
-                            dim: int = 2, n_runs: int = 1, rng=None) -> np.ndarray:
-    r"""The scalar-curvature tracking recursion behind the bound of spec C.4.
+@dataclass(frozen=True)
+class TrackingErrors:
+    """State of :class:`NoisyGradientTracking`: errors ``e`` (R, d), the noises ``u`` (R, T, d) of every step
+    (drawn at ``init``) and the steps done ``round``."""
+
+    e: np.ndarray
+    u: np.ndarray
+    round: int = 0
+
+
+class NoisyGradientTracking:
+    r"""The scalar-curvature tracking recursion behind the bound of spec C.4, R runs (numpy path of ``run``).
 
     .. math:: e_i = (1-\mu\nu)e_{i-1} + \mu s_i + q_i,\quad s_i\sim\mathcal N(0,\tfrac{\sigma_s^2}dI),\;
               q_i\sim\mathcal N(0,\tfrac{\sigma_q^2}dI),\; e_0 = 0,
 
     whose exact steady state is :math:`(\mu^2\sigma_s^2+\sigma_q^2)/(1-(1-\mu\nu)^2)`
-    (:func:`fedlab.dynamic.bounds.scalar_quadratic_msd`). Vectorised as a linear filter over time.
+    (:func:`fedlab.dynamic.bounds.scalar_quadratic_msd`). There is no data (run it on ``None``); one round is one
+    step and :meth:`evaluate` records ``msd`` (R,), :math:`\|e_i\|^2`. The noises of all ``n_iters`` steps are
+    drawn at ``init`` from ``numpy.random.default_rng(seed)`` (every :math:`s_i`, then every :math:`q_i`).
 
-    Returns
-    -------
-    array (n_runs, n_iters + 1)
-        :math:`\|e_i\|^2`.
+    Parameters
+    ----------
+    lr : float > 0
+        :math:`\mu`.
+    strong_nu : float > 0
+        :math:`\nu`, the curvature.
+    sigma_s2, sigma_q2 : float >= 0
+        Gradient-noise and drift variances.
+    n_iters : int
+        Horizon T (the rounds to run, at most).
+    dim : int
+        d.
+    n_runs : int
+        R independent runs.
     """
-    mu = check_real("lr", lr, low=0, low_open=True)
-    nu = check_real("strong_nu", strong_nu, low=0, low_open=True)
-    s2 = check_real("sigma_s2", sigma_s2, low=0)
-    q2 = check_real("sigma_q2", sigma_q2, low=0)
-    t = check_int("n_iters", n_iters, low=1)
-    d = check_int("dim", dim, low=1)
-    r = check_int("n_runs", n_runs, low=1)
-    rng = as_numpy_rng(rng)
-    u = (mu * np.sqrt(s2 / d) * rng.standard_normal((r, t, d)) + np.sqrt(q2 / d) * rng.standard_normal((r, t, d)))
-    e = lfilter([1.0], [1.0, -(1.0 - mu * nu)], u, axis=1)
-    return np.concatenate([np.zeros((r, 1)), np.sum(e ** 2, -1)], axis=1)
+
+    def __init__(self, lr: float, strong_nu: float, sigma_s2: float, sigma_q2: float, *, n_iters: int,
+                 dim: int = 2, n_runs: int = 1) -> None:
+        self.lr = check_real("lr", lr, low=0, low_open=True)
+        self.strong_nu = check_real("strong_nu", strong_nu, low=0, low_open=True)
+        self.sigma_s2 = check_real("sigma_s2", sigma_s2, low=0)
+        self.sigma_q2 = check_real("sigma_q2", sigma_q2, low=0)
+        self.n_iters = check_int("n_iters", n_iters, low=1)
+        self.dim = check_int("dim", dim, low=1)
+        self.n_runs = check_int("n_runs", n_runs, low=1)
+
+    def init(self, data: None, seed: int) -> TrackingErrors:
+        shape = (self.n_runs, self.n_iters, self.dim)
+        rng = as_numpy_rng(seed)
+        u = (self.lr * np.sqrt(self.sigma_s2 / self.dim) * rng.standard_normal(shape)
+             + np.sqrt(self.sigma_q2 / self.dim) * rng.standard_normal(shape))
+        return TrackingErrors(np.zeros((self.n_runs, self.dim)), u)
+
+    def round(self, state: TrackingErrors, data: None, seed: int) -> tuple[TrackingErrors, dict]:
+        _check_horizon(state.round, self.n_iters)
+        e = (1.0 - self.lr * self.strong_nu) * state.e + state.u[:, state.round]
+        return replace(state, e=e, round=state.round + 1), {}
+
+    def evaluate(self, state: TrackingErrors, data: None) -> dict[str, np.ndarray]:
+        r"""``msd`` (R,): :math:`\|e_i\|^2`."""
+        return {"msd": np.sum(state.e ** 2, -1)}
 
 
 class DynamicFedAvg:

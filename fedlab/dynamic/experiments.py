@@ -2,8 +2,8 @@
 
 Every function draws its problem and agent budgets from ``seed`` (spec C.7 defaults: d = 2, K = 20, L = 7,
 :math:`B_k\\sim U\\{10..20\\}`, :math:`E_k\\sim U\\{1..10\\}`, :math:`v_k\\sim U(0.5, 2)`, :math:`\\sigma_n = 0.5`)
-and returns a JSON-serialisable dict. Simulations use :func:`fedlab.dynamic.algorithms.dynamic_fedavg`
-(vectorised numpy, all step sizes and variances of a call share the random draws).
+and returns a JSON-serialisable dict. Simulations run :class:`fedlab.dynamic.algorithms.DynamicFedAvgLS` with
+:func:`fedlab.engine.run` (vectorised numpy, all step sizes and variances of a run share the random draws).
 """
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import numpy as np
 
 from fedlab._rng import numpy_rng
 from fedlab._validation import check_int
-from fedlab.dynamic.algorithms import draw_budgets, dynamic_fedavg, dynamic_fedavg_fixed_point
+from fedlab.dynamic.algorithms import (DynamicFedAvgLS, LeastSquaresRuns, draw_budgets, dynamic_fedavg_fixed_point,
+                                      msd_db, steady_state)
 from fedlab.dynamic.bounds import (dfl_msd_bound, dfl_opt_mu, ls_lemma1_constants, ls_msd_prediction,
                                    ls_noise_at_opt)
 from fedlab.dynamic.data import DriftingLeastSquares, make_drifting_least_squares
+from fedlab.engine import History, run
 
 __all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalization_bias", "db"]
 
@@ -33,6 +35,11 @@ def dfl_setup(seed: int, *, n_agents: int = 20, dim: int = 2, offset_var: float 
     e_k, b_k = draw_budgets(n_agents, local_steps_range=local_steps_range, batch_range=batch_range,
                             rng=numpy_rng(seed, 1))
     return problem, e_k, b_k
+
+
+def _simulate(problem: DriftingLeastSquares, seed: int, n_iters: int, **options) -> tuple[LeastSquaresRuns, History]:
+    """``n_iters`` iterations of :class:`DynamicFedAvgLS` (``options``) on ``problem``: ``(state, history)``."""
+    return run(DynamicFedAvgLS(n_iters=n_iters, **options), problem, rounds=n_iters, seed=seed, progress=False)
 
 
 def _constants(problem, e_k, b_k, n_active, offset_var):
@@ -59,9 +66,9 @@ def dfl_step_sweep(*, lrs=(0.003, 0.01, 0.03, 0.1, 0.3, 1.0), drift_vars=(0.0, 1
     lrs = np.asarray(lrs, dtype=float)
     drifts = np.asarray(drift_vars, dtype=float)
     mu_grid, q_grid = np.meshgrid(lrs, drifts)
-    run = dynamic_fedavg(problem, lr=mu_grid.ravel(), drift_var=q_grid.ravel(), n_iters=n_iters, n_active=n_active,
-                         local_steps=e_k, batch=b_k, normalize=normalize, w_init="optimum", seed=seed)
-    steady = run.steady_state(tail).reshape(drifts.size, lrs.size)
+    _, history = _simulate(problem, seed, n_iters, lr=mu_grid.ravel(), drift_var=q_grid.ravel(), n_active=n_active,
+                           local_steps=e_k, batch=b_k, normalize=normalize, w_init="optimum")
+    steady = steady_state(history, tail).reshape(drifts.size, lrs.size)
     c, s = _constants(problem, e_k, b_k, n_active, offset_var)
     fine = np.geomspace(lrs.min(), lrs.max(), n_grid)
     args = (c["strong_nu"], c["delta"], c["beta_s2"], c["sigma_s2"], c["eps2"])
@@ -95,21 +102,21 @@ def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n
     """
     problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, noise_std=noise_std,
                                   local_steps_range=(1, local_steps_max), batch_range=batch_range)
-    run = dynamic_fedavg(problem, lr=lrs, drift_var=drift_vars, offset_var=offset_vars, n_iters=n_iters,
-                         n_active=n_active, local_steps=e_k, batch=b_k, normalize=normalize, seed=seed)
-    floor = run.steady_state(tail)
-    msd_db = run.msd_db()
+    state, history = _simulate(problem, seed, n_iters, lr=lrs, drift_var=drift_vars, offset_var=offset_vars,
+                               n_active=n_active, local_steps=e_k, batch=b_k, normalize=normalize)
+    floor = steady_state(history, tail)
+    curves = msd_db(history)
     within, decay = [], []
     for r in range(len(floor)):
-        hits = np.flatnonzero(msd_db[r] <= 10 * np.log10(floor[r]) + 3.0)
+        hits = np.flatnonzero(curves[r] <= 10 * np.log10(floor[r]) + 3.0)
         within.append(int(hits[0]) if hits.size else n_iters)
-        above = np.flatnonzero(msd_db[r] <= 10 * np.log10(floor[r]) + 10.0)   # transient: > 10 dB above the floor
+        above = np.flatnonzero(curves[r] <= 10 * np.log10(floor[r]) + 10.0)   # transient: > 10 dB above the floor
         stop = int(above[0]) if above.size else n_iters
-        decay.append(float(np.polyfit(np.arange(stop), msd_db[r, :stop], 1)[0] * 100) if stop >= 5 else float("nan"))
+        decay.append(float(np.polyfit(np.arange(stop), curves[r, :stop], 1)[0] * 100) if stop >= 5 else float("nan"))
     idx = np.arange(0, n_iters + 1, every)
-    return {"iterations": idx.tolist(), "msd_db": msd_db[:, idx].tolist(), "floor": floor.tolist(),
-            "floor_db": db(floor), "iters_to_3db": within, "decay_db_per_100": decay, "lr": run.lr.tolist(),
-            "drift_var": run.drift_var.tolist(), "offset_var": run.offset_var.tolist()}
+    return {"iterations": idx.tolist(), "msd_db": curves[:, idx].tolist(), "floor": floor.tolist(),
+            "floor_db": db(floor), "iters_to_3db": within, "decay_db_per_100": decay, "lr": state.lr.tolist(),
+            "drift_var": state.drift_var.tolist(), "offset_var": state.offset_var.tolist()}
 
 
 def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2, offset_var: float = 0.1,
@@ -124,8 +131,7 @@ def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2,
         key = "normalized" if normalize else "unnormalized"
         out["closed_form"][key] = [float(np.linalg.norm(dynamic_fedavg_fixed_point(problem, mu, e_k, normalize=normalize)
                                                         - w_opt)) for mu in lrs]
-        run = dynamic_fedavg(problem.with_(drift_var=0.0), lr=np.asarray(lrs, float), n_iters=n_iters,
-                             n_active=n_agents, local_steps=e_k, batch=1, normalize=normalize, full_gradient=True,
-                             seed=seed)
-        out["simulated"][key] = np.sqrt(run.msd[:, -1]).tolist()
+        _, history = _simulate(problem.with_(drift_var=0.0), seed, n_iters, lr=np.asarray(lrs, float),
+                               n_active=n_agents, local_steps=e_k, batch=1, normalize=normalize, full_gradient=True)
+        out["simulated"][key] = np.sqrt(history.per_client("msd")).tolist()
     return out

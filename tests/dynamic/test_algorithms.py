@@ -4,16 +4,25 @@ import pytest
 import torch
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab.dynamic.algorithms import (DynamicFedAvg, DynamicRun, _chunk_draws, draw_budgets, dynamic_fedavg,
-                                       dynamic_fedavg_fixed_point, noisy_gradient_tracking)
+from scipy.signal import lfilter
+
+from fedlab.dynamic.algorithms import (DynamicFedAvg, DynamicFedAvgLS, NoisyGradientTracking, _chunk_draws,
+                                       draw_budgets, dynamic_fedavg_fixed_point, msd_curves, msd_db, steady_state)
 from fedlab.algorithms.fedavg import FedAvg
 from fedlab.dynamic.bounds import dfl_msd_bound, ls_lemma1_constants, ls_msd_prediction, ls_noise_at_opt
 from fedlab.dynamic.data import make_drifting_least_squares
-from fedlab.engine import DivergenceError, LocalSGD, broadcast, local_sgd, run
+from fedlab.engine import DivergenceError, History, LocalSGD, broadcast, local_sgd, run
 from fedlab.dynamic.experiments import dfl_setup
 from fedlab.models import LinearModel
 
 LRS = np.array([0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
+
+
+def simulate(problem, n_iters, *, seed=0, **options):
+    """``n_iters`` iterations of DynamicFedAvgLS run by the engine: ``(state, msd (R, n_iters + 1))``."""
+    state, history = run(DynamicFedAvgLS(n_iters=n_iters, **options), problem, rounds=n_iters, seed=seed,
+                         progress=False)
+    return state, msd_curves(history)
 
 
 def literal_algorithm_1(problem, lr, n_iters, n_active, e_k, b_k, *, drift_var, offset_var, normalize=True,
@@ -52,31 +61,67 @@ def literal_algorithm_1(problem, lr, n_iters, n_active, e_k, b_k, *, drift_var, 
 def test_vectorised_simulation_equals_literal_algorithm(normalize, incremental, full_gradient):
     problem = make_drifting_least_squares(6, 2, offset_var=0.3, rng=0)
     e_k, b_k = draw_budgets(6, local_steps_range=(1, 4), batch_range=(2, 5), rng=1)
-    run_ = dynamic_fedavg(problem, lr=0.2, drift_var=1e-3, offset_var=0.3, n_iters=23, n_active=3, local_steps=e_k,
-                          batch=b_k, normalize=normalize, incremental=incremental, full_gradient=full_gradient,
-                          seed=5, chunk=7)
+    _, msd = simulate(problem, 23, lr=0.2, drift_var=1e-3, offset_var=0.3, n_active=3, local_steps=e_k, batch=b_k,
+                      normalize=normalize, incremental=incremental, full_gradient=full_gradient, seed=5, chunk=7)
     ref = literal_algorithm_1(problem, 0.2, 23, 3, e_k, b_k, drift_var=1e-3, offset_var=0.3, normalize=normalize,
                               incremental=incremental, full_gradient=full_gradient, seed=5, chunk=7)
-    assert np.allclose(run_.msd[0], ref, rtol=1e-10, atol=1e-14)
+    assert np.allclose(msd[0], ref, rtol=1e-10, atol=1e-14)
 
 
 def test_runs_share_random_draws_and_batch_equals_single_calls():
     problem, e_k, b_k = dfl_setup(0)
-    kw = dict(n_iters=60, n_active=7, local_steps=e_k, batch=b_k, seed=3, chunk=25)
-    batch = dynamic_fedavg(problem, lr=[0.01, 0.1, 0.1], drift_var=[0.0, 1e-4, 1e-3], offset_var=[0.1, 0.0, 1.0], **kw)
+    algo = DynamicFedAvgLS(lr=[0.01, 0.1, 0.1], drift_var=[0.0, 1e-4, 1e-3], offset_var=[0.1, 0.0, 1.0], n_iters=60,
+                           n_active=7, local_steps=e_k, batch=b_k, chunk=25)
+    state, history = run(algo, problem, rounds=60, seed=3, progress=False)
     for r, (mu, q, c) in enumerate([(0.01, 0.0, 0.1), (0.1, 1e-4, 0.0), (0.1, 1e-3, 1.0)]):
-        single = dynamic_fedavg(problem, lr=mu, drift_var=q, offset_var=c, **kw)
-        assert np.allclose(batch.msd[r], single.msd[0], rtol=1e-10)
-    assert isinstance(batch, DynamicRun) and batch.msd.shape == (3, 61)
-    assert batch.steady_state(10).shape == (3,) and np.allclose(batch.msd_db(), 10 * np.log10(batch.msd))
+        _, single = simulate(problem, 60, lr=mu, drift_var=q, offset_var=c, n_active=7, local_steps=e_k, batch=b_k,
+                             seed=3, chunk=25)
+        assert np.allclose(msd_curves(history)[r], single[0], rtol=1e-10)
+    assert history.rounds == list(range(61)) and np.array_equal(history.n_train, np.ones(3))
+    assert msd_curves(history).shape == (3, 61) and len(history.log) == 60
+    assert np.allclose(state.lr, [0.01, 0.1, 0.1]) and np.allclose(state.offset_var, [0.1, 0.0, 1.0])
+    assert np.allclose(np.sum((state.w_opt - state.w) ** 2, -1), msd_curves(history)[:, -1])
+    assert np.allclose(steady_state(history, 10), msd_curves(history)[:, -10:].mean(1))
+    assert np.allclose(msd_db(history), 10 * np.log10(msd_curves(history)))
+
+
+def test_the_state_carries_the_draws_across_runs_and_shorter_runs_are_prefixes():
+    problem, e_k, b_k = dfl_setup(1)
+    algo = DynamicFedAvgLS(lr=[0.02, 0.2], drift_var=1e-3, n_iters=40, n_active=5, local_steps=e_k, batch=b_k, chunk=16)
+    _, whole = run(algo, problem, rounds=40, seed=4, progress=False)
+    half, first = run(algo, problem, rounds=17, seed=4, progress=False)
+    _, second = run(algo, problem, rounds=23, seed=4, state=half, progress=False)
+    assert np.array_equal(msd_curves(first), msd_curves(whole)[:, :18])
+    assert np.array_equal(msd_curves(second), msd_curves(whole)[:, 17:])
+    _, sparse = run(algo, problem, rounds=40, seed=4, eval_every=10, progress=False)
+    assert sparse.rounds == [0, 10, 20, 30, 40]
+    assert np.array_equal(msd_curves(sparse), msd_curves(whole)[:, ::10])
+    assert np.allclose(steady_state(sparse, 2), msd_curves(whole)[:, [30, 40]].mean(1))
+    with pytest.raises(ValueError, match="n_iters = 40"):
+        run(algo, problem, rounds=41, seed=4, progress=False)
+
+
+def test_msd_readers_reject_other_histories():
+    with pytest.raises(TypeError, match="History"):
+        msd_curves({"msd": [1.0]})
+    with pytest.raises(ValueError, match="'msd'"):
+        steady_state(History(), 1)
+    problem, e_k, b_k = dfl_setup(0)
+    _, history = run(DynamicFedAvgLS(lr=0.1, n_iters=5, n_active=7, local_steps=e_k, batch=b_k), problem, rounds=5,
+                     progress=False)
+    with pytest.raises(ValueError, match="tail"):
+        steady_state(history, 7)
 
 
 def test_starting_at_the_optimum_removes_the_transient():
     problem, e_k, b_k = dfl_setup(0)
-    r = dynamic_fedavg(problem, lr=0.01, n_iters=5, n_active=7, local_steps=e_k, batch=b_k, w_init="optimum")
-    assert r.msd[0, 0] == 0.0
-    r0 = dynamic_fedavg(problem, lr=0.01, n_iters=5, n_active=7, local_steps=e_k, batch=b_k)
-    assert r0.msd[0, 0] == pytest.approx(np.sum(problem.optimum(problem.w_start) ** 2))
+    _, msd = simulate(problem, 5, lr=0.01, n_active=7, local_steps=e_k, batch=b_k, w_init="optimum")
+    assert msd[0, 0] == 0.0
+    _, msd0 = simulate(problem, 5, lr=0.01, n_active=7, local_steps=e_k, batch=b_k)
+    assert msd0[0, 0] == pytest.approx(np.sum(problem.optimum(problem.w_start) ** 2))
+    start = np.array([0.5, -1.0])
+    _, msd1 = simulate(problem, 5, lr=0.01, n_active=7, local_steps=e_k, batch=b_k, w_init=start)
+    assert msd1[0, 0] == pytest.approx(np.sum((problem.optimum(problem.w_start) - start) ** 2))
 
 
 # ------------------------------------------------------------------ facts C4-C7, C9 and the bound
@@ -88,16 +133,16 @@ def sweep():
     for seed in range(3):
         problem, e_k, b_k = dfl_setup(seed)
         mu, q = np.meshgrid(LRS, [0.0, 1e-4, 1e-3])
-        r = dynamic_fedavg(problem, lr=mu.ravel(), drift_var=q.ravel(), n_iters=4000, n_active=7, local_steps=e_k,
-                           batch=b_k, w_init="optimum", seed=seed)
+        _, msd = simulate(problem, 4000, lr=mu.ravel(), drift_var=q.ravel(), n_active=7, local_steps=e_k, batch=b_k,
+                          w_init="optimum", seed=seed)
         c = ls_lemma1_constants(problem.feature_var, problem.offsets, b_k, 7, problem.noise_std, e_k)
         s_opt = ls_noise_at_opt(problem.feature_var, problem.offsets, b_k, 7, problem.noise_std, e_k)
         bound = np.array([dfl_msd_bound(LRS, c["strong_nu"], c["delta"], c["beta_s2"], c["sigma_s2"], c["eps2"], s)
                           for s in (0.0, 1e-4, 1e-3)])
         pred = np.array([ls_msd_prediction(LRS, problem.feature_var, s_opt, s) for s in (0.0, 1e-4, 1e-3)])
-        batches = r.msd[:, -3200:].reshape(18, 8, 400).mean(-1)              # batch means of 400 steps
+        batches = msd[:, -3200:].reshape(18, 8, 400).mean(-1)                # batch means of 400 steps
         se = (batches.std(-1, ddof=1) / np.sqrt(8)).reshape(3, 6)
-        out.append((r.steady_state(3200).reshape(3, 6), bound, pred, se))
+        out.append((msd[:, -3200:].mean(1).reshape(3, 6), bound, pred, se))
     return tuple(np.array([o[i] for o in out]) for i in range(4))
 
 
@@ -130,9 +175,9 @@ def test_simulated_steady_state_is_within_the_bound(sweep):
 
 def test_c6_msd_increases_with_offset_and_drift_variances():
     problem, e_k, b_k = dfl_setup(0)
-    kw = dict(n_iters=1500, n_active=7, local_steps=e_k, batch=b_k, seed=0)
-    by_offset = dynamic_fedavg(problem, lr=0.01, offset_var=[0.0, 0.1, 1.0], **kw).steady_state(600)
-    by_drift = dynamic_fedavg(problem, lr=0.01, drift_var=[0.0, 1e-4, 1e-3], **kw).steady_state(600)
+    kw = dict(n_active=7, local_steps=e_k, batch=b_k, seed=0)
+    by_offset = simulate(problem, 1500, lr=0.01, offset_var=[0.0, 0.1, 1.0], **kw)[1][:, -600:].mean(1)
+    by_drift = simulate(problem, 1500, lr=0.01, drift_var=[0.0, 1e-4, 1e-3], **kw)[1][:, -600:].mean(1)
     assert np.all(np.diff(by_offset) > 0) and np.all(np.diff(by_drift) > 0)
 
 
@@ -144,9 +189,9 @@ def test_c7_normalised_steps_remove_the_epoch_bias():
     assert bias[True][1] / bias[True][0] == pytest.approx(10, rel=0.1)       # O(mu)
     assert bias[False][0] > 10 * bias[True][0]                               # O(1) without normalisation
     # the closed form is the limit of the simulated algorithm (full gradients, L = K)
-    sim = dynamic_fedavg(problem.with_(drift_var=0.0), lr=[0.01, 0.1], n_iters=3000, n_active=20, local_steps=e_k,
-                         batch=1, full_gradient=True)
-    assert np.allclose(np.sqrt(sim.msd[:, -1]), bias[True], rtol=1e-6)
+    _, sim = simulate(problem.with_(drift_var=0.0), 3000, lr=[0.01, 0.1], n_active=20, local_steps=e_k, batch=1,
+                      full_gradient=True)
+    assert np.allclose(np.sqrt(sim[:, -1]), bias[True], rtol=1e-6)
 
 
 def test_c9_single_epoch_simulation_within_factor_2_of_the_exact_noise_prediction():
@@ -154,18 +199,31 @@ def test_c9_single_epoch_simulation_within_factor_2_of_the_exact_noise_predictio
     b_k = draw_budgets(20, rng=1)[1]
     s = ls_noise_at_opt(problem.feature_var, problem.offsets, b_k, 7, problem.noise_std)
     mu, q = np.meshgrid([0.01, 0.03, 0.1], [0.0, 1e-4])
-    r = dynamic_fedavg(problem, lr=mu.ravel(), drift_var=q.ravel(), n_iters=4000, n_active=7, local_steps=1,
-                       batch=b_k, w_init="optimum", seed=1)
+    _, msd = simulate(problem, 4000, lr=mu.ravel(), drift_var=q.ravel(), n_active=7, local_steps=1, batch=b_k,
+                      w_init="optimum", seed=1)
     pred = np.array([ls_msd_prediction(m, problem.feature_var, s, qq) for m, qq in zip(mu.ravel(), q.ravel())])
-    ratio = r.steady_state(3000) / pred
+    ratio = msd[:, -3000:].mean(1) / pred
     assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
 
 
 def test_noisy_gradient_tracking_shapes_and_zero_noise():
-    out = noisy_gradient_tracking(0.1, 1.0, 0.0, 0.0, n_iters=10, n_runs=3, rng=0)
+    _, history = run(NoisyGradientTracking(0.1, 1.0, 0.0, 0.0, n_iters=10, n_runs=3), None, rounds=10, progress=False)
+    out = msd_curves(history)
     assert out.shape == (3, 11) and np.all(out == 0)
     with pytest.raises(ValueError, match="sigma_q2"):
-        noisy_gradient_tracking(0.1, 1.0, 1.0, -1.0, n_iters=10)
+        NoisyGradientTracking(0.1, 1.0, 1.0, -1.0, n_iters=10)
+    with pytest.raises(ValueError, match="n_iters = 10"):
+        run(NoisyGradientTracking(0.1, 1.0, 1.0, 0.0, n_iters=10), None, rounds=11, progress=False)
+
+
+def test_noisy_gradient_tracking_is_the_linear_filter_of_its_noises():
+    mu, nu, s2, q2, t, d, r = 0.2, 1.5, 1.0, 1e-2, 50, 3, 4
+    _, history = run(NoisyGradientTracking(mu, nu, s2, q2, n_iters=t, dim=d, n_runs=r), None, rounds=t, seed=7,
+                     progress=False)
+    rng = np.random.default_rng(7)                                   # every s_i, then every q_i
+    u = mu * np.sqrt(s2 / d) * rng.standard_normal((r, t, d)) + np.sqrt(q2 / d) * rng.standard_normal((r, t, d))
+    e = lfilter([1.0], [1.0, -(1.0 - mu * nu)], u, axis=1)
+    assert np.allclose(msd_curves(history)[:, 1:], np.sum(e ** 2, -1), rtol=1e-12, atol=0)
 
 
 # ------------------------------------------------------------------ inputs
@@ -175,19 +233,27 @@ def test_bad_inputs_raise_clear_errors():
     kw = dict(n_iters=5, local_steps=e_k, batch=b_k)
     for n_active in (0, 21):
         with pytest.raises(ValueError, match=r"\[1, K\] = \[1, 20\]"):
-            dynamic_fedavg(problem, lr=0.1, n_active=n_active, **kw)
+            simulate(problem, lr=0.1, n_active=n_active, **kw)
+    with pytest.raises(TypeError, match="n_active"):
+        DynamicFedAvgLS(lr=0.1, n_active=7.0, **kw)
     with pytest.raises(ValueError, match="step sizes must be > 0"):
-        dynamic_fedavg(problem, lr=[0.1, 0.0], n_active=7, **kw)
+        DynamicFedAvgLS(lr=[0.1, 0.0], n_active=7, **kw)
     with pytest.raises(ValueError, match="variances must be >= 0"):
-        dynamic_fedavg(problem, lr=0.1, drift_var=-1e-4, n_active=7, **kw)
+        DynamicFedAvgLS(lr=0.1, drift_var=-1e-4, n_active=7, **kw)
     with pytest.raises(ValueError, match="local_steps"):
-        dynamic_fedavg(problem, lr=0.1, n_active=7, n_iters=5, local_steps=np.zeros(20, int), batch=b_k)
+        simulate(problem, 5, lr=0.1, n_active=7, local_steps=np.zeros(20, int), batch=b_k)
     with pytest.raises(ValueError, match="same length"):
-        dynamic_fedavg(problem, lr=[0.1, 0.2], drift_var=[0.0, 0.1, 0.2], n_active=7, **kw)
+        DynamicFedAvgLS(lr=[0.1, 0.2], drift_var=[0.0, 0.1, 0.2], n_active=7, **kw)
+    with pytest.raises(ValueError, match="w_init"):
+        DynamicFedAvgLS(lr=0.1, n_active=7, w_init="random", **kw)
+    with pytest.raises(ValueError, match="w_init"):
+        simulate(problem, lr=0.1, n_active=7, w_init=np.zeros(3), **kw)
+    with pytest.raises(ValueError, match="chunk"):
+        DynamicFedAvgLS(lr=0.1, n_active=7, chunk=0, **kw)
     with pytest.raises(TypeError, match="DriftingLeastSquares"):
-        dynamic_fedavg("problem", lr=0.1, n_active=7, **kw)
+        simulate("problem", lr=0.1, n_active=7, **kw)
     with pytest.raises(DivergenceError, match="diverged"):
-        dynamic_fedavg(problem, lr=30.0, n_active=7, n_iters=400, local_steps=1, batch=b_k)
+        simulate(problem, 400, lr=30.0, n_active=7, local_steps=1, batch=b_k)
     with pytest.raises(ValueError, match="too large"):
         dynamic_fedavg_fixed_point(problem, 5.0, 1)
     with pytest.raises(ValueError, match="low <= high"):

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from fedlab.dynamic.algorithms import noisy_gradient_tracking
+from fedlab.dynamic.algorithms import NoisyGradientTracking, msd_curves
 from fedlab.dynamic.bounds import (dfl_contraction, dfl_msd_approx, dfl_msd_bound, dfl_msd_terms, dfl_opt_msd,
                                    dfl_opt_mu, dfl_transient, lemma1_constants, ls_lemma1_constants,
                                    ls_msd_prediction, ls_noise_at_opt, scalar_quadratic_msd, tau_eps, tau_s)
 from fedlab.dynamic.data import make_drifting_least_squares
+from fedlab.engine import run
 
 ARGS = (1.0, 2.0, 0.5, 1.0, 0.2)  # nu, delta, beta_s2, sigma_s2, eps2
 
@@ -152,8 +153,9 @@ def test_negative_variances_raise(name, pos):
 
 @pytest.mark.parametrize("mu,q2", [(0.1, 0.0), (0.1, 1e-3), (0.03, 1e-3)])
 def test_scalar_quadratic_steady_state_matches_simulation_within_5_percent(mu, q2):
-    msd = noisy_gradient_tracking(mu, 1.0, 1.0, q2, n_iters=3000, dim=2, n_runs=400, rng=0)
-    sim = msd[:, 1000:].mean()
+    _, history = run(NoisyGradientTracking(mu, 1.0, 1.0, q2, n_iters=3000, dim=2, n_runs=400), None, rounds=3000,
+                     seed=0, progress=False)
+    sim = msd_curves(history)[:, 1000:].mean()
     assert sim == pytest.approx(scalar_quadratic_msd(mu, 1.0, 1.0, q2), rel=0.05)
 
 
