@@ -21,26 +21,25 @@ from fedlab.topology.matcha import (MatchaSchedule, greedy_matchings, matcha_alp
                                     matching_decomposition, round_robin_matchings, sample_matcha_rounds)
 from fedlab.topology.maxplus import (critical_circuit, max_cycle_mean, max_cycle_mean_bruteforce,
                                      simulate_maxplus)
-from fedlab.topology.networks import (GML_FILES, NETWORKS, Connectivity, Network, connectivity_graph,
-                                      data_dir, great_circle_km, load_network, make_connectivity,
-                                      network_from_sites, random_geometric_network, read_gml_network,
-                                      read_sites)
+from fedlab.topology.networks import (NETWORKS, Connectivity, Network, connectivity_graph, great_circle_km,
+                                      load_network, make_connectivity, network_from_sites,
+                                      random_geometric_network, read_gml_network, read_network_csv, read_sites)
 from fedlab.topology.overlays import (OVERLAYS, christofides_tour, cube_path, delta_mbst_overlay, delta_prim,
                                       design_overlay, mst_overlay, prim_tree, ring_overlay, star_overlay)
 from fedlab.topology.simulator import rounds_within, simulate_wall_clock
 
 __all__ = [
-    "ALL_OVERLAYS", "GML_FILES", "NETWORKS", "OVERLAYS", "PRESETS",
+    "ALL_OVERLAYS", "NETWORKS", "OVERLAYS", "PRESETS",
     "Connectivity", "DelayParams", "MatchaSchedule", "Network",
     "christofides_tour", "compare_overlays", "connectivity_delays", "connectivity_graph",
-    "critical_circuit", "cube_path", "cycle_time", "data_dir", "degree_one_delays",
+    "critical_circuit", "cube_path", "cycle_time", "degree_one_delays",
     "delta_mbst_overlay", "delta_prim", "design_overlay", "exact_average", "fmmc_weights",
     "great_circle_km", "greedy_matchings", "load_network", "local_degree_weights",
     "make_connectivity", "matcha_alpha", "matcha_cycle_time", "matcha_probabilities",
     "matcha_round_times", "matcha_schedule", "matcha_schedules", "matcha_weights",
     "matching_decomposition", "max_cycle_mean", "max_cycle_mean_bruteforce", "metropolis_weights",
     "mst_overlay", "network_from_sites", "overlay_delays", "overlay_from_edges", "preset_params",
-    "prim_tree", "random_geometric_network", "ranking", "read_gml_network", "read_sites",
+    "prim_tree", "random_geometric_network", "ranking", "read_gml_network", "read_network_csv", "read_sites",
     "ring_overlay", "rounds_within", "round_robin_matchings", "sample_matcha_rounds",
     "second_largest_eigenvalue_modulus", "simulate_maxplus", "simulate_wall_clock", "slem",
     "star_overlay", "throughput",

@@ -12,20 +12,25 @@ with the 4 ms counted once per path [Gue+04].
 
 Data sources
 ------------
+Every network ships with the repository (``data/``; sources and licences in ``data/README.md``):
+
 * Gaia (11 AWS regions, [Hsi+17]) and AWS North America (22 AWS sites, [AWS20]) are full meshes
   built from ``data/sites.csv``: city coordinates written for this project, great-circle distances.
-* Géant (Internet Topology Zoo, ``Geant2012``, [Kni+11]), Exodus (AS 3967) and Ebone (AS 1755)
-  (Rocketfuel, [Spr+04]) are read from GML files with a per-link ``distance`` in km, as published
-  by the thesis authors in ``github.com/omarfoq/communication-in-cross-silo-fl``
-  (``graph_utils/data/``, Apache-2.0; Topology Zoo data are CC BY-SA). They are looked up in the
-  data cache ``$FEDLAB_DATA/networks/`` (default ``~/.cache/fedlab/networks/``) or given by path.
+  The link lengths published by the thesis authors (state centroids; AWS NA's "San José" geocoded in
+  Costa Rica) are in ``data/networks/`` as well (``load_network(name, authors_km=True)``).
+* Géant (Internet Topology Zoo, ``Geant2012``, [Kni+11]; CC BY-SA 3.0), Exodus (AS 3967) and Ebone
+  (AS 1755) (Rocketfuel, [Spr+04]) are read from ``data/networks/<name>_nodes.csv`` and
+  ``<name>_links.csv``: the nodes, coordinates, links and per-link ``distance`` in km of the variants
+  published by the thesis authors in ``github.com/omarfoq/communication-in-cross-silo-fl``
+  (``graph_utils/data/``, Apache-2.0).
+
+:func:`read_gml_network` reads the same facts from GML files (Topology Zoo, Rocketfuel or the
+authors' files), and :func:`read_network_csv` any network written in the project's two-table format.
 """
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
-import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -42,8 +47,8 @@ __all__ = [
     "Network",
     "Connectivity",
     "NETWORKS",
-    "GML_FILES",
     "load_network",
+    "read_network_csv",
     "read_gml_network",
     "network_from_sites",
     "read_sites",
@@ -51,8 +56,8 @@ __all__ = [
     "random_geometric_network",
     "connectivity_graph",
     "make_connectivity",
-    "data_dir",
     "SITES_CSV",
+    "NETWORKS_DIR",
     "LATENCY_MS_PER_KM",
     "LATENCY_BASE_MS",
 ]
@@ -60,18 +65,9 @@ __all__ = [
 EARTH_RADIUS_KM = 6371.0088
 LATENCY_MS_PER_KM = 0.0085
 LATENCY_BASE_MS = 4.0
-SITES_CSV = Path(__file__).resolve().parents[2] / "data" / "sites.csv"
-GML_FILES = {"gaia": "gaia.gml", "aws_na": "amazon_us.gml", "geant": "geantdistance.gml",
-             "exodus": "exodus.gml", "ebone": "ebone.gml"}
-# SHA-256 of the files published by the thesis authors (snapshot 01b2aa38, 2022-10-10).
-KNOWN_SHA256 = {
-    "gaia.gml": "8ae5bb6a4bb6676e8e79184273b20e6fa92d961dd1f4bc08b9c65af0f18119c2",
-    "amazon_us.gml": "1971219ca43b5bb6a0ad69fccbb4112f2821a0fe147eb5d5607889ba1ec0f355",
-    "geantdistance.gml": "51fa3a65a900a7397992ce64dbf28f47a6e3e7ae4bc67ea4539050ad9d2785e1",
-    "exodus.gml": "e119b951acc7fed6672878a8e611a65b0cacbf2cdb09c00d250d762e1c886ab2",
-    "ebone.gml": "a6a8c12f7ec48c9712079c0d9ecbf8dd7586153cd19a49be31c7a6a44b19fe6a",
-}
-_REPO_URL = "https://github.com/omarfoq/communication-in-cross-silo-fl/tree/master/graph_utils/data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+SITES_CSV = DATA_DIR / "sites.csv"
+NETWORKS_DIR = DATA_DIR / "networks"
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,17 +136,25 @@ def read_sites(path: str | os.PathLike | None = None) -> dict[str, list[tuple[st
     dict
         Sites per network, in file order.
     """
-    path = Path(SITES_CSV if path is None else path)
-    if not path.is_file():
-        raise FileNotFoundError(f"site table not found at {path}; it ships with the fedlab "
-                                "repository as data/sites.csv.")
-    with path.open(newline="", encoding="utf-8") as fh:
-        rows = csv.DictReader(line for line in fh if not line.lstrip().startswith("#"))
-        sites: dict[str, list[tuple[str, float, float]]] = {}
-        for row in rows:
-            sites.setdefault(row["network"], []).append(
-                (row["site"], float(row["latitude"]), float(row["longitude"])))
+    sites: dict[str, list[tuple[str, float, float]]] = {}
+    for row in _read_csv(Path(SITES_CSV if path is None else path), "site table",
+                         ("network", "site", "latitude", "longitude")):
+        sites.setdefault(row["network"], []).append(
+            (row["site"], float(row["latitude"]), float(row["longitude"])))
     return sites
+
+
+def _read_csv(path: Path, what: str, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    """Rows of a CSV table whose ``#`` lines are comments, after checking that ``columns`` are present."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found at {path} (the project's tables ship with the fedlab "
+                                "repository under data/).")
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(line for line in fh if not line.lstrip().startswith("#"))
+        missing = sorted(set(columns) - set(reader.fieldnames or ()))
+        if missing:
+            raise ValueError(f"{what} {path} must have the columns {list(columns)}, missing {missing}.")
+        return list(reader)
 
 
 def network_from_sites(name: str, sites) -> Network:
@@ -228,73 +232,109 @@ def read_gml_network(path: str | os.PathLike, name: str | None = None) -> Networ
     return Network(name or path.stem, graph, positions)
 
 
-def data_dir() -> Path:
-    """The data cache: ``$FEDLAB_DATA`` or ``~/.cache/fedlab``."""
-    return Path(os.environ.get("FEDLAB_DATA", "~/.cache/fedlab")).expanduser()
+def _numbers(row: dict[str, str], keys: tuple[str, ...], cast, path: Path) -> tuple:
+    """The fields ``keys`` of a table row converted by ``cast``, or an error naming the table and the row."""
+    try:
+        return tuple(cast(row[key]) for key in keys)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"table {path}: the row {dict(row)} must hold numbers in {list(keys)}.") from err
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _csv_positions(rows: list[dict[str, str]], path: Path) -> np.ndarray | None:
+    """``(latitude, longitude)`` of every node, or None when the table gives none."""
+    given = [bool((row["latitude"] or "").strip() and (row["longitude"] or "").strip()) for row in rows]
+    if not any(given):
+        return None
+    if not all(given):
+        raise ValueError(f"node table {path} must give latitude and longitude for every node or for none.")
+    return np.array([_numbers(row, ("latitude", "longitude"), float, path) for row in rows])
 
 
-def _find_gml(name: str, folder: str | os.PathLike | None) -> Path:
-    """Locate the GML file of ``name`` in ``folder`` or in the cache, else explain what to do."""
-    filename = GML_FILES[name]
-    cache = data_dir() / "networks"
-    candidates = ([Path(folder) / filename] if folder is not None else []) + [cache / filename]
-    for candidate in candidates:
-        if candidate.is_file():
-            if _sha256(candidate) != KNOWN_SHA256[filename]:
-                warnings.warn(f"{candidate} differs from the file published by the thesis authors "
-                              "(SHA-256 mismatch); cycle times may differ from the paper.",
-                              stacklevel=3)
-            return candidate
-    where = " or ".join(str(c.parent) for c in candidates)
-    raise FileNotFoundError(
-        f"network {name!r} needs the GML file {filename!r} (underlay with per-link 'distance' in km), "
-        f"not found in {where}. Download it from {_REPO_URL}/{filename} and put it in {cache}/ "
-        "(set FEDLAB_DATA to move the cache), or pass path=... or data_dir=... to load_network.")
+def _add_links(graph: nx.Graph, rows: list[dict[str, str]], path: Path) -> None:
+    """Add one undirected link per row, in row order, refusing self-loops, repeats and unknown nodes."""
+    n = graph.number_of_nodes()
+    for row in rows:
+        u, v = _numbers(row, ("source", "target"), int, path)
+        (km,) = _numbers(row, ("distance_km",), float, path)
+        if u == v or not (0 <= u < n and 0 <= v < n) or graph.has_edge(u, v):
+            raise ValueError(f"link table {path}: link ({u}, {v}) must join two distinct nodes among "
+                             f"0..{n - 1} and appear once.")
+        graph.add_edge(u, v, distance=km)
 
 
-def _load_sites(name: str, path=None, data_dir=None) -> Network:
-    if path is not None:
-        return read_gml_network(path, name)
+def read_network_csv(nodes_path: str | os.PathLike, links_path: str | os.PathLike,
+                     name: str | None = None) -> Network:
+    """Read an underlay from the project's two tables (the format of ``data/networks/``).
+
+    ``#`` lines are comments. The node table has the columns ``id, label, latitude, longitude``
+    (ids ``0..N-1`` in row order; coordinates in decimal degrees, for drawing, given for every node
+    or left empty for all). The link table has ``source, target, distance_km``: one undirected link
+    per row, its length in km. Links are added in row order.
+
+    Parameters
+    ----------
+    nodes_path, links_path : path-like
+        Node and link tables.
+    name : str, optional
+        Network name (default: the node table's stem without ``_nodes``).
+
+    Returns
+    -------
+    Network
+    """
+    nodes_path, links_path = Path(nodes_path), Path(links_path)
+    nodes = _read_csv(nodes_path, "node table", ("id", "label", "latitude", "longitude"))
+    links = _read_csv(links_path, "link table", ("source", "target", "distance_km"))
+    ids = [_numbers(row, ("id",), int, nodes_path)[0] for row in nodes]
+    if ids != list(range(len(nodes))):
+        raise ValueError(f"node table {nodes_path} must number its nodes 0..N-1 in row order, got {ids[:10]}.")
+    name = name or nodes_path.stem.removesuffix("_nodes")
+    graph = nx.Graph(name=name)
+    graph.add_nodes_from((v, {"label": row["label"]}) for v, row in enumerate(nodes))
+    _add_links(graph, links, links_path)
+    return Network(name, graph, _csv_positions(nodes, nodes_path))
+
+
+def _load_published(name: str) -> Network:
+    """The thesis authors' variant of a network, from ``data/networks/``."""
+    return read_network_csv(NETWORKS_DIR / f"{name}_nodes.csv", NETWORKS_DIR / f"{name}_links.csv", name)
+
+
+def _load_sites(name: str) -> Network:
+    """A full mesh on the project's own site coordinates (``data/sites.csv``)."""
     return network_from_sites(name, read_sites()[name])
-
-
-def _load_gml(name: str, path=None, data_dir=None) -> Network:
-    return read_gml_network(path if path is not None else _find_gml(name, data_dir), name)
 
 
 NETWORKS = {
     "gaia": partial(_load_sites, "gaia"),
     "aws_na": partial(_load_sites, "aws_na"),
-    "geant": partial(_load_gml, "geant"),
-    "exodus": partial(_load_gml, "exodus"),
-    "ebone": partial(_load_gml, "ebone"),
+    "geant": partial(_load_published, "geant"),
+    "exodus": partial(_load_published, "exodus"),
+    "ebone": partial(_load_published, "ebone"),
 }
 
 
-def load_network(name: str, path: str | os.PathLike | None = None,
-                 data_dir: str | os.PathLike | None = None) -> Network:
-    """Load one of the five underlays of the thesis (Table 2.5).
+def load_network(name: str, authors_km: bool = False) -> Network:
+    """Load one of the five underlays of the thesis (section 2.1.4.2, Table 2.5) from the project's data.
 
     Parameters
     ----------
     name : {"gaia", "aws_na", "geant", "exodus", "ebone"}
-        Network name. Gaia and AWS NA are built from ``data/sites.csv`` (great-circle distances)
-        unless ``path`` is given; the other three are read from GML.
-    path : path-like, optional
-        Explicit GML file (for Gaia/AWS NA: use the authors' ``gaia.gml``/``amazon_us.gml``).
-    data_dir : path-like, optional
-        Folder holding the GML files, searched before the cache ``$FEDLAB_DATA/networks``.
+        Network name. Gaia and AWS NA are built from ``data/sites.csv`` (great-circle distances);
+        Géant, Exodus and Ebone are read from ``data/networks/`` (the authors' link lengths).
+    authors_km : bool
+        Gaia and AWS NA with the link lengths published by the thesis authors instead
+        (``data/networks/``; what reproduces their tables). Géant, Exodus and Ebone only exist in
+        that version, so it does not change them.
 
     Returns
     -------
     Network
     """
     check_choice("name", name, NETWORKS)
-    network = NETWORKS[name](path=path, data_dir=data_dir)
+    if not isinstance(authors_km, bool):
+        raise TypeError(f"authors_km must be a bool, got {authors_km!r}.")
+    network = _load_published(name) if authors_km else NETWORKS[name]()
     _check_underlay(network.graph)
     return network
 

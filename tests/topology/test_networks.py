@@ -1,16 +1,12 @@
-"""Networks: site table, GML loading, data cache messages, routing and the connectivity model."""
-from pathlib import Path
-
+"""Networks: site table, the project's network tables (against the authors' GML files), GML, routing, G_c."""
 import networkx as nx
 import numpy as np
 import pytest
 
-from fedlab.topology import (GML_FILES, NETWORKS, Connectivity, connectivity_graph, data_dir, great_circle_km,
-                             load_network, make_connectivity, network_from_sites, random_geometric_network,
-                             read_gml_network, read_sites)
-
-NET_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "networks"
-needs_shared = pytest.mark.skipif(not NET_DIR.is_dir(), reason=f"shared network data not found at {NET_DIR}")
+from fedlab.topology import (NETWORKS, Connectivity, connectivity_graph, great_circle_km, load_network,
+                             make_connectivity, network_from_sites, random_geometric_network, read_gml_network,
+                             read_network_csv, read_sites)
+from fedlab.topology.networks import NETWORKS_DIR, SITES_CSV
 
 
 def test_great_circle_known_distances():
@@ -32,6 +28,16 @@ def test_site_table_has_the_thesis_sites():
             assert -90 <= lat <= 90 and -180 <= lon <= 180
 
 
+def test_site_table_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="site table not found"):
+        read_sites(tmp_path / "absent.csv")
+    bad = tmp_path / "sites.csv"
+    bad.write_text("# comment\nnetwork,site,latitude\ngaia,Virginia,39.0\n")
+    with pytest.raises(ValueError, match=r"missing \['longitude'\]"):
+        read_sites(bad)
+    assert SITES_CSV.is_file()
+
+
 @pytest.mark.parametrize("name, n, links", [("gaia", 11, 55), ("aws_na", 22, 231)])
 def test_synthetic_networks_are_full_meshes(name, n, links):
     """F-N1 for the networks built from the project's own coordinates."""
@@ -41,33 +47,64 @@ def test_synthetic_networks_are_full_meshes(name, n, links):
     assert all(d > 0 for _, _, d in net.graph.edges(data="distance"))
 
 
-@needs_shared
-@pytest.mark.parametrize("name, n, links, max_degree", [
-    ("gaia", 11, 55, 10), ("aws_na", 22, 231, 21), ("geant", 40, 61, 10), ("exodus", 79, 147, 12),
-    ("ebone", 87, 161, 11)])
-def test_gml_networks_counts(name, n, links, max_degree):
-    """F-N1, F-N2: node/link counts of the thesis and underlay max degree (Géant: 10)."""
-    net = load_network(name, path=NET_DIR / GML_FILES[name]) if name in ("gaia", "aws_na") \
-        else load_network(name, data_dir=NET_DIR)
+@pytest.mark.parametrize("name, n, links, max_degree, diameter, zero_length", [
+    ("gaia", 11, 55, 10, 1, 0), ("aws_na", 22, 231, 21, 1, 0), ("geant", 40, 61, 10, 8, 0),
+    ("exodus", 79, 147, 12, 10, 70), ("ebone", 87, 161, 11, 11, 74)])
+def test_published_networks_ship_with_the_project(name, n, links, max_degree, diameter, zero_length):
+    """F-N1, F-N2: the thesis's node/link counts, max degree, hop diameter and co-located routers (spec 5.1)."""
+    net = load_network(name, authors_km=True)
+    assert net.name == name and net.graph.graph["name"] == name
     assert (net.n_silos, net.n_links) == (n, links)
     assert max(d for _, d in net.graph.degree()) == max_degree
-    assert nx.is_connected(net.graph)
+    assert nx.diameter(net.graph) == diameter
+    assert sum(d == 0 for _, _, d in net.graph.edges(data="distance")) == zero_length
 
 
-@needs_shared
+@pytest.mark.parametrize("name", NETWORKS)
+def test_project_tables_equal_the_authors_gml(reference_gml, name):
+    """Nodes, labels, coordinates, links (in order) and link lengths are those of the authors' GML file."""
+    ours, ref = load_network(name, authors_km=True), read_gml_network(reference_gml(name), name)
+    assert ours.names == ref.names
+    assert list(ours.graph.edges(data="distance")) == list(ref.graph.edges(data="distance"))
+    assert {v: list(ours.graph.adj[v]) for v in ours.graph} == {v: list(ref.graph.adj[v]) for v in ref.graph}
+    assert (ours.positions is None) == (ref.positions is None)
+    if ref.positions is not None:
+        np.testing.assert_array_equal(ours.positions, ref.positions)
+    np.testing.assert_array_equal(connectivity_graph(ours).latency_ms, connectivity_graph(ref).latency_ms)
+
+
+def test_network_tables_cite_their_sources():
+    sources = {"gaia": "Gaia", "aws_na": "AWS", "geant": "Topology Zoo", "exodus": "Rocketfuel", "ebone": "Rocketfuel"}
+    for name, source in sources.items():
+        for table in ("nodes", "links"):
+            lines = (NETWORKS_DIR / f"{name}_{table}.csv").read_text(encoding="utf-8").splitlines()
+            head = " ".join(line[2:] for line in lines if line.startswith("# "))
+            assert source in head and "omarfoq/communication-in-cross-silo-fl" in head
+    assert "CC BY-SA 3.0" in (NETWORKS_DIR / "geant_links.csv").read_text(encoding="utf-8")
+
+
 def test_geant_has_positions_and_rocketfuel_has_none():
-    assert load_network("geant", data_dir=NET_DIR).positions.shape == (40, 2)
-    assert load_network("ebone", data_dir=NET_DIR).positions is None
+    assert load_network("geant").positions.shape == (40, 2)
+    assert load_network("ebone").positions is None
 
 
 def test_every_network_name_is_dispatched():
     assert set(NETWORKS) == {"gaia", "aws_na", "geant", "exodus", "ebone"}
     for name in NETWORKS:
-        try:
-            net = load_network(name, data_dir=NET_DIR if NET_DIR.is_dir() else None)
-        except FileNotFoundError:
-            continue
-        assert net.name == name
+        assert load_network(name).name == name
+
+
+def test_authors_km_changes_only_the_synthetic_networks():
+    """The authors geocoded AWS NA's "San José" in Costa Rica; the real networks exist in one version only."""
+    for name in ("geant", "exodus", "ebone"):
+        a, b = load_network(name), load_network(name, authors_km=True)
+        assert list(a.graph.edges(data="distance")) == list(b.graph.edges(data="distance"))
+    ours, authors = load_network("aws_na"), load_network("aws_na", authors_km=True)
+    sj, pa = ours.names.index("San Jose"), ours.names.index("Palo Alto")
+    assert ours.graph[sj][pa]["distance"] < 30 < 4800 < authors.graph[sj][pa]["distance"]
+    assert load_network("gaia", authors_km=True).positions is None
+    with pytest.raises(TypeError, match="authors_km"):
+        load_network("gaia", authors_km="yes")
 
 
 def test_unknown_network_name():
@@ -75,13 +112,44 @@ def test_unknown_network_name():
         load_network("arpanet")
 
 
-def test_missing_gml_explains_what_to_download(tmp_path, monkeypatch):
-    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path))
-    assert data_dir() == tmp_path
-    with pytest.raises(FileNotFoundError) as err:
-        load_network("ebone")
-    message = str(err.value)
-    assert "ebone.gml" in message and str(tmp_path / "networks") in message and "github.com" in message
+def write_tables(folder, nodes, links):
+    (folder / "toy_nodes.csv").write_text("# a toy\nid,label,latitude,longitude\n" + nodes, encoding="utf-8")
+    (folder / "toy_links.csv").write_text("source,target,distance_km\n" + links, encoding="utf-8")
+    return folder / "toy_nodes.csv", folder / "toy_links.csv"
+
+
+def test_read_network_csv_round_trip(tmp_path):
+    nodes, links = write_tables(tmp_path, '0,"A, x",0.0,0.0\n1,B,0.0,1.0\n2,C,1.0,1.0\n', "1,2,50.5\n0,1,10.0\n")
+    net = read_network_csv(nodes, links)
+    assert net.name == "toy" and net.names == ["A, x", "B", "C"]
+    assert list(net.graph.edges(data="distance")) == [(0, 1, 10.0), (1, 2, 50.5)]
+    assert list(net.graph.adj[1]) == [2, 0]          # links are added in row order
+    np.testing.assert_array_equal(net.positions, [[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    nodes, links = write_tables(tmp_path, "0,A,,\n1,B,,\n", "0,1,3.0\n")
+    assert read_network_csv(nodes, links, name="pair").positions is None
+
+
+@pytest.mark.parametrize("nodes, links, match", [
+    ("1,A,,\n0,B,,\n", "0,1,1.0\n", "0..N-1"),
+    ("0,A,1.0,1.0\n1,B,,\n", "0,1,1.0\n", "every node or for none"),
+    ("0,A,,\n1,B,,\n", "0,0,1.0\n", "two distinct nodes"),
+    ("0,A,,\n1,B,,\n", "0,2,1.0\n", "two distinct nodes"),
+    ("0,A,,\n1,B,,\n", "0,1,1.0\n1,0,2.0\n", "appear once"),
+    ("0,A,,\n1,B,,\n", "0,1,far\n", r"numbers in \['distance_km'\]"),
+    ("x,A,,\n", "", r"numbers in \['id'\]"),
+])
+def test_read_network_csv_rejects_bad_tables(tmp_path, nodes, links, match):
+    with pytest.raises(ValueError, match=match):
+        read_network_csv(*write_tables(tmp_path, nodes, links))
+
+
+def test_read_network_csv_missing_file_or_column(tmp_path):
+    nodes, links = write_tables(tmp_path, "0,A,,\n1,B,,\n", "0,1,1.0\n")
+    with pytest.raises(FileNotFoundError, match="link table not found"):
+        read_network_csv(nodes, tmp_path / "absent.csv")
+    links.write_text("source,target\n0,1\n")
+    with pytest.raises(ValueError, match="distance_km"):
+        read_network_csv(nodes, links)
 
 
 GML = """graph [
@@ -101,15 +169,6 @@ def test_read_gml_fills_missing_distances_from_coordinates(tmp_path):
     assert net.names == ["A", "B", "C"]
     assert net.graph[0][1]["distance"] == pytest.approx(great_circle_km(0, 0, 0, 1))
     assert net.graph[1][2]["distance"] == 50.0
-
-
-def test_cache_file_with_unexpected_hash_warns(tmp_path, monkeypatch):
-    (tmp_path / "networks").mkdir()
-    (tmp_path / "networks" / "ebone.gml").write_text(GML)
-    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path))
-    with pytest.warns(UserWarning, match="SHA-256"):
-        net = load_network("ebone")
-    assert net.n_silos == 3
 
 
 def test_disconnected_underlay_is_rejected():

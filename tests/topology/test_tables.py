@@ -1,29 +1,25 @@
 """Reproduction of the thesis's cycle-time tables on the five networks (spec sections 7 and 9).
 
-The authors' GML files are read from ``../shared/data/networks`` (relative to the repository root);
-without them these tests are skipped. Gaia and AWS NA use the authors' distances here (``gaia.gml``,
-``amazon_us.gml``); the project's own coordinates are checked separately at the end (ranking only).
+Every network comes from the project's data (``data/networks/``). Gaia and AWS NA use the authors'
+distances here (``load_network(name, authors_km=True)``); the project's own coordinates are checked
+separately at the end (ranking only).
 """
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from fedlab.topology import (DelayParams, GML_FILES, connectivity_graph, load_network, overlay_from_edges,
-                             cycle_time, preset_params)
+from fedlab.topology import (DelayParams, connectivity_graph, cycle_time, load_network, overlay_from_edges,
+                             preset_params)
 from fedlab.topology.experiments import compare_overlays, matcha_schedules
 from fedlab.topology.overlays import _symmetric_weights
 from fedlab.topology.delays import connectivity_delays
 from fedlab.topology.paper import KNOWN_ERRATA, NETWORK_ORDER, SETTINGS, TABLES
 
-NET_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "networks"
-pytestmark = pytest.mark.skipif(not NET_DIR.is_dir(), reason=f"shared network data not found at {NET_DIR}")
 DETERMINISTIC = ("star", "mst", "delta_mbst", "ring")
 
 
 @pytest.fixture(scope="module")
 def conns():
-    return {name: connectivity_graph(load_network(name, path=NET_DIR / GML_FILES[name])) for name in NETWORK_ORDER}
+    return {name: connectivity_graph(load_network(name, authors_km=True)) for name in NETWORK_ORDER}
 
 
 @pytest.fixture(scope="module")
