@@ -29,6 +29,9 @@ class Stream:
     FEDEM_NEW_CLIENTS = 31
     # knnper: (seed, step, KNNPER_SPLIT) with step 0 partition, 1 split, 2 new-client order, 3 pool order
     KNNPER_SPLIT = 11
+    # knnper: (seed, 0, id), the new clients' personalisation steps in unseen_clients
+    KNNPER_NEW_DITTO = 7
+    KNNPER_NEW_FEDREP = 8
     # streams
     STREAMS_ESTIMATE = 97
     # online

@@ -18,20 +18,17 @@ after training keeps the components fixed and fits only :math:`\pi` on its local
 On the engine, FedEM trains the :math:`M` components of every participating client as rows of one
 stacked tensor (``rows`` repeats each client :math:`M` times, ``sample_weight`` holds the
 responsibilities), so one batched ``local_sgd`` call runs all the local work of a round.
-
-The module also holds exact EM for Gaussian mixtures (:func:`gmm_em`, :func:`federated_gmm_em`),
-where the M-step has a closed form and the log-likelihood provably never decreases.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence, Union
+from typing import Callable, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
+from fedlab._rng import Stream, numpy_rng, torch_generator
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
                            metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
@@ -53,10 +50,6 @@ __all__ = [
     "DecentralizedMixtureState",
     "FedEM",
     "DFedEM",
-    "GMMTrace",
-    "gmm_log_likelihood",
-    "gmm_em",
-    "federated_gmm_em",
     "PI_INITS",
 ]
 
@@ -456,13 +449,15 @@ class FedEM:
         out.update(mixture_metrics(self.model, state.params, state.pi, data.test, "test_"))
         return out
 
-    def adapt(self, state: MixtureState, new_data: FederatedDataset, *, n_iter: int = 50,
+    def adapt(self, state: MixtureState, new_data: FederatedDataset, *, seed: int, n_iter: int = 50,
               tol: float = 1e-6) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Personalize clients unseen at training: fit π on their training data with frozen components.
 
-        Returns ``(pi (K_new, M), per-client metrics)`` (``train_*``/``test_*`` of the mixture predictor).
-        See :func:`fit_mixture_weights`.
+        Returns ``(pi (K_new, M), per-client metrics (K_new,))`` (``train_*``/``test_*`` of the mixture
+        predictor, as :meth:`evaluate`'s). See :func:`fit_mixture_weights`: EM on π is deterministic, so
+        ``seed`` (checked) draws nothing.
         """
+        check_int("seed", seed, low=0)
         pi, _ = fit_mixture_weights(self.model, state.params, new_data.train, n_iter=n_iter, tol=tol)
         metrics = mixture_metrics(self.model, state.params, pi, new_data.train, "train_")
         metrics.update(mixture_metrics(self.model, state.params, pi, new_data.test, "test_"))
@@ -554,11 +549,11 @@ class DFedEM(FedEM):
         m = self.n_components
         return {name: v.reshape(-1, m, *v.shape[1:]).mean(0) for name, v in state.params.items()}
 
-    def adapt(self, state: DecentralizedMixtureState, new_data: FederatedDataset, *, n_iter: int = 50,
+    def adapt(self, state: DecentralizedMixtureState, new_data: FederatedDataset, *, seed: int, n_iter: int = 50,
               tol: float = 1e-6) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """New clients fit π against the network-average components (see :meth:`FedEM.adapt`)."""
         shared = MixtureState(self.average_components(state), state.pi, state.round)
-        return FedEM.adapt(self, shared, new_data, n_iter=n_iter, tol=tol)
+        return FedEM.adapt(self, shared, new_data, seed=seed, n_iter=n_iter, tol=tol)
 
 
 def consensus_distance(params: Params, n_clients: int) -> float:
@@ -568,170 +563,3 @@ def consensus_distance(params: Params, n_clients: int) -> float:
         rows = v.reshape(n_clients, -1).to(torch.float64)
         total += float((rows - rows.mean(0, keepdim=True)).pow(2).sum())
     return total
-
-
-
-# ----------------------------------------------------------------------------------------------
-# Exact EM for Gaussian mixtures (centralized and federated)
-
-
-class GMMTrace(NamedTuple):
-    """Iterates of EM on an isotropic Gaussian mixture (index 0 = initialisation).
-
-    Attributes
-    ----------
-    means : np.ndarray (n_iter + 1, M, d)
-    variances : np.ndarray (n_iter + 1, M)
-    weights : np.ndarray (n_iter + 1, K, M)
-        Per-client weights (K = 1 for :func:`gmm_em`).
-    log_likelihood : np.ndarray (n_iter + 1,)
-        Mean log-likelihood per sample over all clients' data.
-    responsibilities : list of np.ndarray (M, n_k)
-        Final responsibilities of each client's samples.
-    """
-
-    means: np.ndarray
-    variances: np.ndarray
-    weights: np.ndarray
-    log_likelihood: np.ndarray
-    responsibilities: list
-
-
-def gaussian_losses(x: np.ndarray, means: np.ndarray, var: np.ndarray) -> np.ndarray:
-    r"""``-log N(x; μ_m, σ_m² I)``, shape (M, n)."""
-    d = x.shape[1]
-    sq = ((x[None, :, :] - means[:, None, :]) ** 2).sum(-1)
-    return 0.5 * sq / var[:, None] + 0.5 * d * np.log(2 * np.pi * var[:, None])
-
-
-def gmm_log_likelihood(xs: Sequence[np.ndarray], weights: np.ndarray, means: np.ndarray, variances) -> float:
-    r"""Mean log-likelihood :math:`\frac1n\sum_t\sum_i \log\sum_m \pi_{tm}\,\mathcal N(x^{(i)}_t; \mu_m, \sigma^2_m I)`.
-
-    Parameters
-    ----------
-    xs : list of arrays (n_k, d)
-        Each client's samples.
-    weights : array (K, M)
-    means : array (M, d)
-    variances : float or array (M,)
-    """
-    means = check_array("means", means, ndim=2)
-    var = np.broadcast_to(np.asarray(variances, dtype=float), (means.shape[0],))
-    weights = check_array("weights", weights, shape=(len(xs), means.shape[0]), nonnegative=True)
-    total, count = 0.0, 0
-    for x, w in zip(xs, weights):
-        losses = gaussian_losses(np.asarray(x, dtype=float), means, var)
-        ll = torch.logsumexp(torch.as_tensor(np.log(np.maximum(w, _LOG_FLOOR))[:, None] - losses), dim=0)
-        total += float(ll.sum())
-        count += len(x)
-    return total / count
-
-
-def _seed_means(x: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
-    """Greedy k-means++ seeding (as scikit-learn): among ``2 + log m`` candidates drawn with probability
-    ∝ squared distance to the chosen means, keep the one that lowers the k-means potential most."""
-    means = [x[rng.integers(len(x))]]
-    d2 = ((x - means[0]) ** 2).sum(-1)
-    n_trials = 2 + int(np.log(m))
-    for _ in range(1, m):
-        p = d2 / d2.sum() if d2.sum() > 0 else np.full(len(x), 1.0 / len(x))
-        cand = rng.choice(len(x), size=n_trials, p=p)
-        cand_d2 = np.minimum(d2[None], ((x[None, :, :] - x[cand][:, None, :]) ** 2).sum(-1))
-        best = int(np.argmin(cand_d2.sum(1)))
-        means.append(x[cand[best]])
-        d2 = cand_d2[best]
-    return np.array(means, dtype=float)
-
-
-def federated_gmm_em(xs: Sequence, n_components: int, *, n_iter: int = 100, means_init=None, weights_init=None,
-                     variance: float = 1.0, learn_variance: bool = False, rng=None) -> GMMTrace:
-    r"""Federated EM for an isotropic Gaussian mixture with shared components and per-client weights.
-
-    Client :math:`t` runs the E-step (3.12) with :math:`\ell_m(x) = -\log\mathcal N(x; \mu_m, \sigma^2_m I)`
-    and the weight update (3.13) locally, and sends the sufficient statistics
-    :math:`(\sum_i q_{im}, \sum_i q_{im} x_i, \sum_i q_{im}\|x_i\|^2)`; the server solves (3.14) in closed
-    form, :math:`\mu_m = \sum_t\sum_i q x / \sum_t\sum_i q` (and
-    :math:`\sigma^2_m = \sum q\|x - \mu_m\|^2 / (d\sum q)` when ``learn_variance``). Each iteration is an
-    exact EM step of the federated likelihood (3.6), so the log-likelihood never decreases.
-
-    Parameters
-    ----------
-    xs : list of arrays (n_t, d)
-        Clients' samples (every client non-empty).
-    n_components : int
-        ``M`` >= 1.
-    n_iter : int
-        EM iterations.
-    means_init : array (M, d), optional
-        Default: greedy k-means++ seeding on the pooled data (a server-side convenience; EM only finds a
-        local maximum, and a bad start, e.g. two means in one cluster, can stay stuck).
-    weights_init : array (K, M), optional
-        Default uniform.
-    variance : float
-        Known (or initial, if learned) component variance :math:`\sigma^2 > 0`.
-    learn_variance : bool
-    rng : numpy Generator, int or None
-        For the default initial means.
-
-    Returns
-    -------
-    GMMTrace
-    """
-    if len(xs) == 0:
-        raise ValueError("xs must hold at least one client.")
-    xs = [check_array(f"xs[{k}]", x, ndim=2) for k, x in enumerate(xs)]
-    for k, x in enumerate(xs):
-        if len(x) == 0:
-            raise ValueError(f"client {k} has no data; every client needs at least one sample.")
-    d = xs[0].shape[1]
-    if any(x.shape[1] != d for x in xs):
-        raise ValueError("every client's samples must have the same dimension.")
-    m = check_int("n_components", n_components, low=1)
-    n_iter = check_int("n_iter", n_iter, low=0)
-    var0 = check_real("variance", variance, low=0, low_open=True)
-    pooled = np.concatenate(xs)
-    if means_init is None:
-        means = _seed_means(pooled, m, as_numpy_rng(rng))
-    else:
-        means = check_array("means_init", means_init, shape=(m, d)).copy()
-    if weights_init is None:
-        weights = np.full((len(xs), m), 1.0 / m)
-    else:
-        weights = check_simplex("pi_init", weights_init, shape=(len(xs), m)).astype(np.float64).copy()
-    var = np.full(m, var0)
-    trace_m, trace_v, trace_w = [means.copy()], [var.copy()], [weights.copy()]
-    trace_ll = [gmm_log_likelihood(xs, weights, means, var)]
-    qs = []
-    for _ in range(n_iter):
-        s0, s1, s2, qs = np.zeros(m), np.zeros((m, d)), np.zeros(m), []
-        for k, x in enumerate(xs):  # client side: E-step, weights, sufficient statistics
-            q = e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), gaussian_losses(x, means, var))
-            weights[k] = update_pi(q)
-            s0 += q.sum(1)
-            s1 += q @ x
-            s2 += q @ (x ** 2).sum(1)
-            qs.append(q)
-        live = s0 > 0  # a component nobody is responsible for keeps its parameters
-        means[live] = s1[live] / s0[live, None]
-        if learn_variance:
-            spread = s2[live] - 2 * (means[live] * s1[live]).sum(1) + s0[live] * (means[live] ** 2).sum(1)
-            var[live] = np.maximum(spread / (d * s0[live]), 1e-6)
-        trace_m.append(means.copy()), trace_v.append(var.copy()), trace_w.append(weights.copy())
-        trace_ll.append(gmm_log_likelihood(xs, weights, means, var))
-    if not qs:
-        qs = [e_step(np.log(np.maximum(weights[k], _LOG_FLOOR)), gaussian_losses(x, means, var))
-              for k, x in enumerate(xs)]
-    return GMMTrace(np.stack(trace_m), np.stack(trace_v), np.stack(trace_w), np.asarray(trace_ll), qs)
-
-
-def gmm_em(x, n_components: int, *, n_iter: int = 100, means_init=None, weights_init=None, variance: float = 1.0,
-           learn_variance: bool = False, rng=None) -> GMMTrace:
-    r"""Centralized EM for an isotropic Gaussian mixture (eqs. (3.12)–(3.14) with one client).
-
-    Same as :func:`federated_gmm_em` with all the data at one client; ``weights`` in the trace have
-    shape (n_iter + 1, 1, M). ``weights_init`` is an array (M,).
-    """
-    x = check_array("x", x, ndim=2)
-    w0 = None if weights_init is None else np.asarray(weights_init, dtype=float).reshape(1, -1)
-    return federated_gmm_em([x], n_components, n_iter=n_iter, means_init=means_init, weights_init=w0,
-                            variance=variance, learn_variance=learn_variance, rng=rng)

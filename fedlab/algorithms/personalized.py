@@ -170,17 +170,24 @@ class FedAvgPlus(FedAvg):
         new, info = super().round(ServerState(state.params, state.round), data, seed)
         return FineTuneState(new.params, new.round, seed), info
 
-    def personalize(self, state: FineTuneState, data: ClientData) -> Params:
-        """Each client's fine-tuned model, stacked ``(K, ...)``."""
+    def personalize(self, state: FineTuneState, data: ClientData, seed: int | None = None) -> Params:
+        """Each client's fine-tuned model, stacked ``(K, ...)``; minibatches from ``seed`` (default the run's)."""
+        seed = state.seed if seed is None else check_int("seed", seed, low=0)
         return finetune(self.model, state.params, data, self.finetune_solver, epochs=self.finetune_epochs,
-                        key=(state.seed, state.round, Stream.PERSONAL), backend=self.backend)
+                        key=(seed, state.round, Stream.PERSONAL), backend=self.backend)
 
     def evaluate(self, state: FineTuneState, data: FederatedDataset) -> dict[str, np.ndarray]:
         return evaluate(self.model, self.personalize(state, data.train), data.train, data.test)
 
-    def adapt(self, state: FineTuneState, new_data: FederatedDataset) -> dict[str, np.ndarray]:
-        """Clients unseen at training fine-tune the global model on their data (same as :meth:`evaluate`)."""
-        return self.evaluate(state, new_data)
+    def adapt(self, state: FineTuneState, new_data: FederatedDataset, *,
+              seed: int) -> tuple[Params, dict[str, np.ndarray]]:
+        """Clients unseen at training fine-tune the global model on their data (as in :meth:`evaluate`).
+
+        Returns their fine-tuned models stacked ``(K_new, ...)`` and per-client metrics ``(K_new,)``; the
+        minibatches derive from ``(seed, state.round)``.
+        """
+        personal = self.personalize(state, new_data.train, seed)
+        return personal, evaluate(self.model, personal, new_data.train, new_data.test)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -296,19 +303,21 @@ class ClusteredFL:
         idx = torch.as_tensor(np.asarray(state.clusters))
         return evaluate(self.model, {k: v[idx] for k, v in state.params.items()}, data.train, data.test)
 
-    def adapt(self, state: ClusterState, new_data: FederatedDataset) -> dict[str, np.ndarray]:
+    def adapt(self, state: ClusterState, new_data: FederatedDataset, *,
+              seed: int) -> tuple[ClusterState, dict[str, np.ndarray]]:
         """Clients unseen at training join the cluster whose model has the lowest loss on their training data.
 
-        Returns per-client metrics plus ``cluster`` (the chosen cluster, as floats).
+        Returns the new clients' :class:`ClusterState` (the cluster models and each new client's cluster)
+        and its per-client metrics ``(K_new,)``, as :meth:`evaluate`'s. The choice is deterministic: ``seed``
+        (checked) draws nothing.
         """
+        check_int("seed", seed, low=0)
         k = new_data.n_clients
         losses = np.stack([evaluate(self.model, broadcast({n: v[c] for n, v in state.params.items()}, k),
                                     new_data.train, new_data.train)["train_loss"]
                            for c in range(next(iter(state.params.values())).shape[0])])
-        choice = losses.argmin(0)
-        out = evaluate(self.model, {n: v[torch.as_tensor(choice)] for n, v in state.params.items()},
-                       new_data.train, new_data.test)
-        return {**out, "cluster": choice.astype(float)}
+        joined = ClusterState(state.params, tuple(int(c) for c in losses.argmin(0)), state.round)
+        return joined, self.evaluate(joined, new_data)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -361,14 +370,59 @@ class _GlobalPersonal:
         """Per-client metrics of the shared model alone."""
         return evaluate_global(self.model, state.params, data.train, data.test)
 
-    def adapt(self, state: PersonalState, new_data: FederatedDataset, *, seed: int = 0,
-              epochs: float = 1.0) -> dict[str, np.ndarray]:
-        """Personalize clients unseen at training from the shared model; per-client metrics of their models."""
-        personal = self._adapt(state, new_data.train, seed, epochs)
-        return evaluate(self.model, personal, new_data.train, new_data.test)
+    def adapt(self, state: PersonalState, new_data: FederatedDataset, *, seed: int, epochs: float = 1.0,
+              steps: int | None = None,
+              stream: tuple[int, ...] = (Stream.PERSONAL,)) -> tuple[Params, dict[str, np.ndarray]]:
+        """Personalize clients unseen at training from the shared model (each method's ``_adapt`` says how).
 
-    def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
+        Parameters
+        ----------
+        state : PersonalState
+            The trained state; only the shared model (and, for FedRep, the mean head) is used.
+        new_data : FederatedDataset
+            The new clients: they train on ``new_data.train``.
+        seed : int
+            Minibatches are drawn from the key ``(seed, *stream)``.
+        epochs : float
+            Budget of personal SGD (> 0), in passes over the local data or in multiples of the method's
+            local steps.
+        steps : int, optional
+            Instead of ``epochs``: this many SGD steps for every new client (e.g. the budget the personal
+            parts got during training).
+        stream : tuple of int
+            The key's ids after ``seed`` (default: the personalisation stream).
+
+        Returns
+        -------
+        personal : dict of Tensor (K_new, ...)
+            The model each new client predicts with.
+        metrics : dict of array (K_new,)
+            ``train_*``/``test_*`` metrics of those models, as :meth:`evaluate`'s.
+        """
+        key = (check_int("seed", seed, low=0), *(check_int("stream", i, low=0) for i in stream))
+        epochs = check_real("epochs", epochs, low=0, low_open=True)
+        steps = None if steps is None else check_int("steps", steps, low=1)
+        personal = self._adapt(state, new_data.train, key, epochs, steps)
+        return personal, evaluate(self.model, personal, new_data.train, new_data.test)
+
+    def _adapt(self, state: PersonalState, train: ClientData, key: tuple, epochs: float,
+               steps: int | None) -> Params:
         raise NotImplementedError
+
+    def _proximal(self, state: PersonalState, train: ClientData, solver: LocalSGD, key: tuple, epochs: float,
+                  steps: int | None) -> Params:
+        r"""SGD on :math:`f_t(v) + \frac{\mu}2\|v - w\|^2` from the shared :math:`w` (``solver.prox_mu`` = :math:`\mu`).
+
+        ``epochs`` passes over each client's data (:func:`finetune`), or ``steps`` steps of one
+        :func:`~fedlab.engine.local_sgd` run for every client.
+        """
+        if steps is None:
+            return finetune(self.model, state.params, train, solver, key=key, epochs=epochs, backend=self.backend)
+        start = broadcast(state.params, train.n_clients)
+        personal, _ = local_sgd(self.model, {n: v.clone() for n, v in start.items()}, train,
+                                LocalSGD(**{**solver.__dict__, "local_steps": steps}), key=key, anchor=start,
+                                backend=self.backend)
+        return personal
 
 
 class PFedMe(_GlobalPersonal):
@@ -422,10 +476,10 @@ class PFedMe(_GlobalPersonal):
         info = {"participants": chosen.tolist(), "local_loss": float(np.mean(losses))}
         return PersonalState(params, self._scatter(state.personal, chosen, theta), state.round + 1), info
 
-    def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
-        r"""New clients: ``epochs`` of SGD on :math:`f_t(\theta) + \frac\lambda2\|\theta - w\|^2` from the global :math:`w`."""
-        return finetune(self.model, state.params, train, self.inner, key=(seed, Stream.PERSONAL), epochs=epochs,
-                        backend=self.backend)
+    def _adapt(self, state: PersonalState, train: ClientData, key: tuple, epochs: float,
+               steps: int | None) -> Params:
+        r"""New clients: SGD on :math:`f_t(\theta) + \frac\lambda2\|\theta - w\|^2` from the global :math:`w`."""
+        return self._proximal(state, train, self.inner, key, epochs, steps)
 
 
 class APFL(_GlobalPersonal):
@@ -468,15 +522,18 @@ class APFL(_GlobalPersonal):
         glob = broadcast(state.params, k)
         return {name: self.alpha * state.personal[name] + (1 - self.alpha) * glob[name] for name in glob}
 
-    def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
-        """New clients: ``solver.local_steps`` (× ``epochs``, rounded up) steps on :math:`v_t` from :math:`w`, w frozen."""
+    def _adapt(self, state: PersonalState, train: ClientData, key: tuple, epochs: float,
+               steps: int | None) -> Params:
+        """New clients: SGD steps on :math:`v_t` from :math:`w`, with :math:`w` frozen.
+
+        ``steps`` (default ``ceil(epochs × solver.local_steps)``) steps for every new client.
+        """
         a, k = self.alpha, train.n_clients
         w = broadcast(state.params, k)
         v = {n: t.clone() for n, t in w.items()}
-        for e in range(int(np.ceil(epochs * self.solver.local_steps))):
+        for e in range(int(np.ceil(epochs * self.solver.local_steps)) if steps is None else steps):
             vbar = {n: a * v[n] + (1 - a) * w[n] for n in v}
-            vbar_new, _ = local_sgd(self.model, vbar, train, self.step, key=(seed, Stream.PERSONAL, e),
-                                    backend=self.backend)
+            vbar_new, _ = local_sgd(self.model, vbar, train, self.step, key=(*key, e), backend=self.backend)
             v = {n: v[n] - a * (vbar[n] - vbar_new[n]) for n in v}
         return {n: a * v[n] + (1 - a) * w[n] for n in v}
 
@@ -511,10 +568,10 @@ class Ditto(_GlobalPersonal):
         return PersonalState(self._aggregate(w, chosen, data), self._scatter(state.personal, chosen, v),
                              state.round + 1), info
 
-    def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
-        r"""New clients: ``epochs`` of SGD on :math:`f_t(v) + \frac\lambda2\|v - w\|^2` from the global :math:`w`."""
-        return finetune(self.model, state.params, train, self.personal_solver, key=(seed, Stream.PERSONAL),
-                        epochs=epochs, backend=self.backend)
+    def _adapt(self, state: PersonalState, train: ClientData, key: tuple, epochs: float,
+               steps: int | None) -> Params:
+        r"""New clients: SGD on :math:`f_t(v) + \frac\lambda2\|v - w\|^2` from the global :math:`w`."""
+        return self._proximal(state, train, self.personal_solver, key, epochs, steps)
 
 
 class _Frozen(Model):
@@ -590,18 +647,18 @@ class FedRep(_GlobalPersonal):
         k = next(iter(state.personal.values())).shape[0]
         return {**broadcast(state.params, k), **state.personal} if state.params else dict(state.personal)
 
-    def _adapt(self, state: PersonalState, train: ClientData, seed: int, epochs: float) -> Params:
+    def _adapt(self, state: PersonalState, train: ClientData, key: tuple, epochs: float,
+               steps: int | None) -> Params:
         """New clients: train a head (from the mean of the learned heads) with the body frozen.
 
-        ``ceil(epochs × head_steps)`` steps for every new client.
+        ``steps`` (default ``ceil(epochs × head_steps)``) steps for every new client.
         """
         k = train.n_clients
         heads = broadcast({n: v.mean(0) for n, v in state.personal.items()}, k)
         body = broadcast(state.params, k)
-        solver = LocalSGD(**{**self.head_solver.__dict__,
-                             "local_steps": int(np.ceil(epochs * self.head_solver.local_steps))})
-        heads, _ = local_sgd(_Frozen(self.model, body), heads, train, solver, key=(seed, Stream.PERSONAL),
-                             backend="batched")
+        n_steps = int(np.ceil(epochs * self.head_solver.local_steps)) if steps is None else steps
+        solver = LocalSGD(**{**self.head_solver.__dict__, "local_steps": n_steps})
+        heads, _ = local_sgd(_Frozen(self.model, body), heads, train, solver, key=key, backend="batched")
         return {**body, **heads}
 
     def evaluate_global(self, state: PersonalState, data: FederatedDataset) -> dict[str, np.ndarray]:

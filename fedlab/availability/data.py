@@ -26,7 +26,7 @@ import numpy as np
 
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.markov import check_transition_matrix, stationary_distribution
+from fedlab.markov import check_transition_matrix, sample_chains, stationary_distribution
 
 __all__ = [
     "two_state_matrix",
@@ -192,7 +192,8 @@ def simulate_availability(pi, lam, rounds: int, *, rng=None, clusters=None, init
     Chain :math:`c` starts in its stationary law (:math:`s_0\sim\mathrm{Bernoulli}(\pi_c)`, Assumption 3) and
     moves with :math:`P(s_{t+1}=1\mid s_t=0)=(1-\lambda_c)\pi_c`,
     :math:`P(s_{t+1}=1\mid s_t=1)=\lambda_c+(1-\lambda_c)\pi_c` (D.226). Client :math:`k` follows chain
-    ``clusters[k]`` (default: its own chain), so clients in one cluster are active together.
+    ``clusters[k]`` (default: its own chain), so clients in one cluster are active together. Sampled by
+    :func:`fedlab.markov.sample_chains` with the uniforms ``rng.random((rounds + 1, C))``, one per round and chain.
 
     Parameters
     ----------
@@ -215,14 +216,16 @@ def simulate_availability(pi, lam, rounds: int, *, rng=None, clusters=None, init
     rng = as_numpy_rng(rng)
     clusters = _check_clusters(clusters, len(pi))
     u = rng.random((rounds + 1, len(pi)))
-    state = u[0] < pi if initial is None else check_array("initial", initial, shape=(len(pi),), dtype=bool)
-    stay_on = lam + (1 - lam) * pi
-    turn_on = (1 - lam) * pi
-    trace = np.empty((rounds, len(pi)), dtype=bool)
-    for t in range(rounds):
-        trace[t] = state
-        state = u[t + 1] < np.where(state, stay_on, turn_on)
-    return trace[:, clusters]
+    # states relabelled 0 = active, 1 = inactive, so that the inverse CDF reads "active iff u < P(-> active)"
+    stay_on = np.clip(lam + (1 - lam) * pi, 0.0, 1.0)
+    turn_on = np.clip((1 - lam) * pi, 0.0, 1.0)
+    P = np.stack([np.stack([stay_on, 1 - stay_on], -1), np.stack([turn_on, 1 - turn_on], -1)], -2)
+    if initial is None:
+        first = dict(law=np.stack([pi, 1 - pi], -1))
+    else:
+        first = dict(start=np.where(check_array("initial", initial, shape=(len(pi),), dtype=bool), 0, 1))
+    states = sample_chains(P, rounds, uniforms=u[:rounds].T, **first)
+    return (states == 0).T[:, clusters]
 
 
 def _check_clusters(clusters, n_chains: int) -> np.ndarray:

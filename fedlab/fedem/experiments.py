@@ -391,12 +391,12 @@ def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n
     fedavg, state, _ = train_method("fedavg", fed_seen, model, seed=seed, **cfg)
     out["FedAvg"] = pack(fedavg.evaluate(state, fed_new))
     plus = FedAvgPlus(model, fedavg.solver)
-    out["FedAvg+"] = pack(plus.adapt(FineTuneState(state.params, state.round, seed), fed_new))
+    out["FedAvg+"] = pack(plus.adapt(FineTuneState(state.params, state.round, seed), fed_new, seed=seed)[1])
     fedem, estate, ehist = train_method("fedem", fed_seen, model, seed=seed, **cfg)
     out["seen_fedem"] = history_scores(ehist)
     entropies = {}
     for it in n_iter:
-        pi, metrics = fedem.adapt(estate, fed_new, n_iter=int(it))
+        pi, metrics = fedem.adapt(estate, fed_new, seed=seed, n_iter=int(it))
         out[f"FedEM ({int(it)} EM step{'s' if it > 1 else ''})"] = pack(metrics)
         entropies[int(it)] = float(np.mean(-(pi * np.log(np.maximum(pi, 1e-12))).sum(1)))
     seen_pi = estate.pi.numpy()

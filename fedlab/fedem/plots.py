@@ -4,22 +4,26 @@ from __future__ import annotations
 import numpy as np
 
 from fedlab._validation import check_array, check_int
+from fedlab.gmm import responsibilities
 from fedlab.plots import figure_axes
 
 __all__ = ["plot_gmm_em", "plot_method_bars", "plot_effect_of_m", "plot_simplex", "simplex_coordinates"]
 
 
-def plot_gmm_em(x, trace, iteration: int, *, axes=None):
+def plot_gmm_em(x, states, history, iteration: int, *, axes=None):
     """EM on a 2-D Gaussian mixture at one iteration: points coloured by responsibility, means, 2σ circles,
     and the log-likelihood curve.
 
     Parameters
     ----------
     x : array (n, 2)
-    trace : GMMTrace
-        From :func:`fedlab.algorithms.fedem.gmm_em`.
+        The samples of the (single) client.
+    states : list of GMMState
+        The iterates of :func:`fedlab.gmm.federated_gmm_em`.
+    history : History
+        Its ``log_likelihood`` record.
     iteration : int
-        In ``[0, len(trace.log_likelihood) - 1]``.
+        In ``[0, len(states) - 1]``.
     axes : pair of matplotlib axes, optional
 
     Returns
@@ -30,16 +34,17 @@ def plot_gmm_em(x, trace, iteration: int, *, axes=None):
     """
     import matplotlib.pyplot as plt
 
-    from fedlab.algorithms.fedem import gaussian_losses, e_step
-
     x = check_array("x", x, ndim=2)
     if x.shape[1] != 2:
         raise ValueError(f"x must have 2 columns, got {x.shape[1]}.")
-    last = len(trace.log_likelihood) - 1
+    last = len(states) - 1
     it = check_int("iteration", iteration, low=0, high=last)
-    means, var, w = trace.means[it], trace.variances[it], trace.weights[it, 0]
-    q = e_step(np.log(np.maximum(w, 1e-12)), gaussian_losses(x, means, var))
-    assign = q.argmax(0)
+    _, ll = history.curve("log_likelihood")
+    if len(ll) != last + 1:
+        raise ValueError(f"history must record the log-likelihood of the {last + 1} states, got {len(ll)} values.")
+    state = states[it]
+    means, var, w = state.means, state.variances, state.weights[0]
+    assign = responsibilities(x, w, means, var)[0].argmax(-1)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
     else:
@@ -54,13 +59,13 @@ def plot_gmm_em(x, trace, iteration: int, *, axes=None):
         ax.annotate(f"π={w[m]:.2f}", mu, xytext=(5, 5), textcoords="offset points", fontsize=8)
     ax.set_title(f"EM iteration {it}")
     ax.set_aspect("equal", adjustable="datalim")
-    ax_ll.plot(np.arange(last + 1), trace.log_likelihood, "-", color="tab:blue")
-    ax_ll.plot([it], [trace.log_likelihood[it]], "o", color="tab:red")
+    ax_ll.plot(np.arange(last + 1), ll, "-", color="tab:blue")
+    ax_ll.plot([it], [ll[it]], "o", color="tab:red")
     ax_ll.set_xlabel("iteration")
     ax_ll.set_ylabel("mean log-likelihood")
     fig.tight_layout()
     return fig, {"means": means, "weights": w, "variances": var, "assignment": assign,
-                 "log_likelihood": np.asarray(trace.log_likelihood), "iteration": it}
+                 "log_likelihood": ll, "iteration": it}
 
 
 def plot_method_bars(results: dict, *, metrics=("average", "bottom_decile"), ax=None, title: str | None = None,

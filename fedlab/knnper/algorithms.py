@@ -903,17 +903,20 @@ class KNNPer(FedAvg):
         out["lambda"] = knn.lambdas.copy()
         return out
 
-    def adapt(self, state: ServerState, new_data: FederatedDataset, validation: ClientData | None = None,
-              seed: int | None = None) -> tuple[KNNPerModel, dict[str, np.ndarray]]:
-        """Clients unseen at training download :math:`h_S` and build their datastores (no training).
+    def adapt(self, state: ServerState, new_data: FederatedDataset, *, seed: int,
+              validation: ClientData | None = None) -> tuple[KNNPerModel, dict[str, np.ndarray]]:
+        r"""Clients unseen at training download :math:`h_S` and build their datastores (no training).
 
-        Returns the personalised predictors and their ``train_*``/``test_*`` metrics.
+        Returns the personalised predictors and their per-client ``train_*``/``test_*`` metrics ``(K_new,)``;
+        ``seed`` draws the datastore subsets when ``capacity < 1``. ``validation`` (the new clients' own
+        samples) selects :math:`\lambda_t` unless the model was built with a fixed ``lam``.
         """
+        seed = check_int("seed", seed, low=0)
         if validation is None and self.lam is None:
             raise ValueError("new clients need their own validation data to select lambda "
                              "(or construct KNNPer with lam).")
-        knn = personalize(self.model, state.params, new_data.train, validation=validation, lam=self.lam,
-                          seed=self.seed if seed is None else seed, **self.knn)
+        knn = personalize(self.model, state.params, new_data.train, validation=validation, lam=self.lam, seed=seed,
+                          **self.knn)
         out = knn.evaluate(new_data.train, "train_")
         out.update(knn.evaluate(new_data.test, "test_"))
         return knn, out

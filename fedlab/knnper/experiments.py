@@ -18,7 +18,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real
@@ -26,8 +25,7 @@ from fedlab.algorithms.fedavg import FedAvg
 from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, ClientFeatures, Datastore, accuracy_grid, client_features,
                                       embedding_dim, personalize)
 from fedlab.data import load_digits_arrays, partition_dirichlet
-from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd,
-                           run)
+from fedlab.engine import REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, run
 from fedlab.models import MLP, Model, Params
 
 __all__ = [
@@ -391,42 +389,12 @@ def lambda_selection_diagnosis(*, alpha: float = 0.3, n_clients: int = 20, round
 # Clients unseen at training (thesis Table 3.6)
 
 
-class _HeadOnly(Model):
-    """``model`` whose body parameters are frozen per row; only the given head parameters are trained."""
-
-    def __init__(self, model: Model, body: Params) -> None:
-        super().__init__(model.loss_name)
-        self._base, self._body = model, body
-
-    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
-        return self._base.forward_stacked({**params, **self._body}, x)
-
-    def signature(self) -> tuple:
-        return ("_HeadOnly", self._base.signature(), tuple(sorted(self._body)))
-
-
-def _new_client_steps(rounds: int, local_steps: int) -> int:
-    return max(1, rounds * local_steps)
-
-
-def _adapt_ditto(model: Model, params: Params, data: ClientData, solver: LocalSGD, lam: float, steps: int,
-                 seed: int) -> Params:
-    """Ditto for a new client: personal model from the global one, SGD on f_t(v) + lam/2 |v - w|^2."""
-    start = broadcast(params, data.n_clients)
-    s = LocalSGD(lr=solver.lr, local_steps=steps, batch_size=solver.batch_size, prox_mu=lam)
-    v, _ = local_sgd(model, {k: t.clone() for k, t in start.items()}, data, s, key=(seed, 0, 7), anchor=start,
-                     backend="batched")
-    return v
-
-
-def _adapt_fedrep(model: Model, body: Params, heads_init: Params, data: ClientData, solver: LocalSGD, steps: int,
-                  seed: int) -> Params:
-    """FedRep for a new client: train a head on the frozen shared body, starting from the mean head."""
-    body_rows = broadcast(body, data.n_clients)
-    s = LocalSGD(lr=solver.lr, local_steps=steps, batch_size=solver.batch_size)
-    heads, _ = local_sgd(_HeadOnly(model, body_rows), broadcast(heads_init, data.n_clients), data, s,
-                         key=(seed, 0, 8), backend="batched")
-    return {**body_rows, **heads}
+def _new_client_options(rounds: int, local_steps: int) -> dict[str, dict]:
+    """Options of each method's ``adapt`` for new clients; Ditto and FedRep run the personal parts' training budget."""
+    steps = max(1, rounds * local_steps)
+    return {"fedavg+": {}, "fedem": {},
+            "ditto": {"steps": steps, "stream": (0, Stream.KNNPER_NEW_DITTO)},
+            "fedrep": {"steps": steps, "stream": (0, Stream.KNNPER_NEW_FEDREP)}}
 
 
 def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: float = 0.2, rounds: int = 100,
@@ -460,7 +428,7 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     fed_old, fed_new = old.federated(), new.federated()
     model, solver = digits_model(), _solver(lr, local_steps, batch_size)
     n_test = new.test.n.numpy()
-    steps = _new_client_steps(rounds, local_steps)
+    adapt_options = _new_client_options(rounds, local_steps)
     out: dict = {"methods": {}, "old_clients": old_ids.tolist(), "new_clients": new_ids.tolist()}
 
     def record(name, metrics):
@@ -473,23 +441,15 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     for name in methods:
         if name in ("knnper", "knnper_shared"):
             continue
+        if name not in adapt_options and name != "fedavg":
+            raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
         alg = PRESETS[name](model, solver, **_overrides(finetune_epochs, ditto_lam, 0.5, n_components).get(name, {}))
         state, _ = run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
         if name == "fedavg":
             fedavg_params = state.params
-            record(name, evaluate(model, broadcast(state.params, n_new), fed_new.train, fed_new.test))
-        elif name in ("fedavg+", "fedem"):
-            res = alg.adapt(state, fed_new)
-            record(name, res[1] if isinstance(res, tuple) else res)
-        elif name == "ditto":
-            v = _adapt_ditto(model, state.params, fed_new.train, solver, ditto_lam, steps, seed)
-            record(name, evaluate(model, v, fed_new.train, fed_new.test))
-        elif name == "fedrep":
-            heads0 = {h: t.mean(0) for h, t in state.personal.items()}
-            p = _adapt_fedrep(model, state.params, heads0, fed_new.train, solver, steps, seed)
-            record(name, evaluate(model, p, fed_new.train, fed_new.test))
+            record(name, alg.evaluate(state, fed_new))
         else:
-            raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
+            record(name, alg.adapt(state, fed_new, seed=seed, **adapt_options[name])[1])
     for name, selection in (("knnper", "client"), ("knnper_shared", "shared")):
         if name not in methods:
             continue

@@ -1,12 +1,19 @@
 r"""Minibatch SGD, Local SGD and Local SGD-M on Markovian client streams (paper D, Algorithms 1-3).
 
-All three are written as **vectorised numpy simulations**: the population (M clients) and a batch of R
-independent replicas (seeds, mixing times, stream modes, hyper-parameters) are array axes, and only the K local
-steps of a round are a Python loop. They do not use ``fedlab.engine``: the engine draws minibatch indices at
-random (with replacement), whereas here sample k of round t *must* be the k-th state of the client's chain, and
-Local SGD-M's momentum is the server's aggregated direction :math:`v_t` held fixed during the local steps,
-not the heavy-ball buffer of ``LocalSGD(momentum=...)`` (a different algorithm). A test checks one local step
-against the engine's ``local_sgd`` on ``LinearModel(loss="mse")``.
+Each method is an engine Algorithm (``init``/``round``/``evaluate``) run by :func:`fedlab.engine.run` on its numpy
+path. The data is a :class:`MarkovStreams`: the regression problems of R replicas and their sampled client streams,
+stacked so that the population (M clients) and the replicas (seeds, mixing times, stream modes, hyper-parameters)
+are array axes and only the K local steps of a round are a Python loop. The state holds the R server models, and
+the History records after every round the metric ``grad_norm2``, an array (R,) with one entry per replica;
+:func:`floor` and :func:`average` reduce it.
+
+**The streams are consumed in order.** Round t of client m uses ``states[r, t, m, 0..K-1]``, the consecutive states
+:math:`X_{tK}, \dots, X_{tK+K-1}` of the client's chain: local step k of round t trains on the k-th next state of a
+Markov stream, never on a minibatch drawn at random (what the engine's ``local_sgd`` does), and the dependence
+between consecutive samples is what the chapter measures. Local SGD-M's momentum is the server's aggregated
+direction :math:`v_t`, held fixed during the local steps, not the heavy-ball buffer of ``LocalSGD(momentum=...)``
+(a different algorithm). A test checks one local step against the engine's ``local_sgd`` on
+``LinearModel(loss="mse")``.
 
 Round t, client m, samples :math:`x_t^{(m,k)}`, k = 0..K-1 (spec D.2, typo in Alg. 2 fixed):
 
@@ -18,286 +25,474 @@ Round t, client m, samples :math:`x_t^{(m,k)}`, k = 0..K-1 (spec D.2, typo in Al
   :math:`w^{(m,k+1)} = w^{(m,k)} - \eta v^{(m,k)}`, :math:`v_{t+1} = \frac1{\eta MK}\sum_m(w_t - w^{(m,K)})`,
   :math:`w_{t+1} = w_t - \gamma v_{t+1}`. With :math:`\beta = 1` and :math:`\gamma = \eta K` it is Local SGD.
 
-The metric is :math:`\|\nabla F(w_t)\|^2` for t = 0..T (exact gradient of the stationary objective).
+The metric is :math:`\|\nabla F(w_t)\|^2` for t = 0..T (exact gradient of the stationary objective). The
+observation noise :math:`\epsilon\sim U(0,h)` of a round is one draw ``rng.random((R, M, K))`` from the generator
+``numpy_rng(seed, Stream.MARKOV_NOISE)`` that the state carries from round to round, so that the three algorithms
+see the same noise (common random numbers).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab.engine import DivergenceError, History, run
 from fedlab.markovian.data import MarkovRegression
-from fedlab.engine import DivergenceError
 
 __all__ = [
-    "StreamingRun",
-    "streaming_minibatch_sgd",
-    "streaming_local_sgd",
-    "streaming_local_sgdm",
-    "run_streaming_fl",
+    "MarkovStreams",
+    "markov_streams",
+    "StreamingState",
+    "StreamingMinibatchSGD",
+    "StreamingLocalSGDM",
     "STREAMING_ALGORITHMS",
+    "streaming_algorithm",
+    "run_streaming_fl",
+    "replica_curves",
+    "floor",
+    "average",
 ]
 
 
+# ------------------------------------------------------------------------------ data
 
 @dataclass(frozen=True)
-class StreamingRun:
-    """Result of one streaming simulation over R replicas.
+class MarkovStreams:
+    r"""The data of the streaming algorithms: N = ``copies`` x R rows of problems and R replicas of client streams.
+
+    Row ``c * R + r`` is parameter setting c on replica r; the ``copies`` settings of a replica share its streams and
+    its noise (common random numbers). Build with :func:`markov_streams`, repeat for settings with :meth:`tile`.
 
     Attributes
     ----------
-    grad_norm2 : array (R, T+1)
-        :math:`\\|\\nabla F(w_t)\\|^2`, t = 0..T.
-    w : array (R, d)
-        Final server models.
-    algorithm : str
+    features : array (N, M, S, d)
+        :math:`V_{m,i}` of each row's problem.
+    targets : array (N, M, S)
+        Noise-free observations :math:`w_{m,i}^\top V_{m,i}`.
+    stat_dist : array (N, M, S)
+        Stationary laws :math:`\pi_m`.
+    states : int array (R, T, M, K)
+        The client streams: round t of client m holds the chain's states at times tK..tK+K-1.
+    noise_high, reg_lambda : float
+        h and :math:`\lambda`, shared by all problems.
+    copies : int
     """
 
-    grad_norm2: np.ndarray
-    w: np.ndarray
-    algorithm: str
+    features: np.ndarray
+    targets: np.ndarray
+    stat_dist: np.ndarray
+    states: np.ndarray
+    noise_high: float
+    reg_lambda: float
+    copies: int = 1
 
-    def floor(self, fraction: float = 0.2) -> np.ndarray:
-        """Mean of :math:`\\|\\nabla F(w_t)\\|^2` over the last ``fraction`` of the rounds, per replica (R,)."""
-        fraction = check_real("fraction", fraction, low=0, high=1, low_open=True)
-        t = self.grad_norm2.shape[1] - 1
-        n = max(1, int(round(fraction * t)))
-        return self.grad_norm2[:, -n:].mean(1)
+    @property
+    def n_rows(self) -> int:
+        return self.features.shape[0]
 
-    def average(self) -> np.ndarray:
-        r""":math:`\mathbb E\|\nabla F(\hat w_T)\|^2 = \frac1T\sum_{t<T}\|\nabla F(w_t)\|^2` per replica (the
-        quantity the theorems bound, :math:`\hat w_T` uniform over :math:`w_0..w_{T-1}`)."""
-        return self.grad_norm2[:, :-1].mean(1)
+    @property
+    def n_replicas(self) -> int:
+        return self.states.shape[0]
 
+    @property
+    def n_rounds(self) -> int:
+        return self.states.shape[1]
 
-class _Batch:
-    """R problems stacked: features (R, M, S, d), targets (R, M, S), stationary laws (R, M, S)."""
+    @property
+    def n_clients(self) -> int:
+        return self.states.shape[2]
 
-    def __init__(self, problem, n_rows: int | None) -> None:
-        problems = [problem] if isinstance(problem, MarkovRegression) else list(problem)
-        if not problems or not all(isinstance(p, MarkovRegression) for p in problems):
-            raise TypeError("problem must be a MarkovRegression or a non-empty sequence of them (one per replica).")
-        first = problems[0]
-        for p in problems[1:]:
-            if p.features.shape != first.features.shape or p.noise_high != first.noise_high \
-                    or p.reg_lambda != first.reg_lambda:
-                raise ValueError("all problems must share n_clients, n_states, dim, noise_high and reg_lambda.")
-        if n_rows is not None and len(problems) not in (1, n_rows):
-            raise ValueError(f"got {len(problems)} problems for {n_rows} replicas of states; pass 1 or {n_rows}.")
-        reps = n_rows if len(problems) == 1 and n_rows is not None else 1
-        self.v = np.repeat(np.stack([p.features for p in problems]), reps, axis=0)
-        self.b = np.repeat(np.stack([p.targets for p in problems]), reps, axis=0)
-        self.pi = np.repeat(np.stack([p.stat_dist for p in problems]), reps, axis=0)
-        self.h, self.lam = first.noise_high, first.reg_lambda
-        self.n_rows, self.m, _, self.d = self.v.shape
-        self.problems = problems
+    @property
+    def n_local(self) -> int:
+        return self.states.shape[3]
 
-    def tile(self, copies: int) -> "_Batch":
-        out = object.__new__(_Batch)
-        out.__dict__.update(self.__dict__)
-        out.v, out.b, out.pi = (np.tile(a, (copies,) + (1,) * (a.ndim - 1)) for a in (self.v, self.b, self.pi))
-        out.n_rows = self.n_rows * copies
-        return out
+    @property
+    def dim(self) -> int:
+        return self.features.shape[3]
 
-    def grad_F(self, w: np.ndarray) -> np.ndarray:
-        a = np.einsum("rd,rmsd->rms", w, self.v) - self.b - self.h / 2
-        return np.einsum("rms,rms,rmsd->rd", self.pi, a, self.v) / self.m + self.lam * w / (1 + w * w) ** 2
+    def tile(self, copies: int) -> "MarkovStreams":
+        """The same replicas for ``copies`` parameter settings (rows ``c * N + n``)."""
+        copies = check_int("copies", copies, low=1)
+        tiled = (np.tile(a, (copies,) + (1,) * (a.ndim - 1)) for a in (self.features, self.targets, self.stat_dist))
+        return replace(self, **dict(zip(("features", "targets", "stat_dist"), tiled)), copies=self.copies * copies)
 
-    def select(self, states: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Features (R, M, K, d) and observations (R, M, K) of the round's samples."""
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`\nabla F(w)` of every row's problem, w (N, d) -> (N, d)."""
+        a = np.einsum("rd,rmsd->rms", w, self.features) - self.targets - self.noise_high / 2
+        return (np.einsum("rms,rms,rmsd->rd", self.stat_dist, a, self.features) / self.n_clients
+                + self.reg_lambda * w / (1 + w * w) ** 2)
+
+    def noise(self, rng: np.random.Generator) -> np.ndarray:
+        """The round's observation noise U(0, h), one draw (R, M, K) repeated over the settings: (N, M, K)."""
+        draw = rng.random((self.n_replicas, self.n_clients, self.n_local)) * self.noise_high
+        return draw if self.copies == 1 else np.tile(draw, (self.copies, 1, 1))
+
+    def round_samples(self, t: int, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Features (N, M, K, d) and observations (N, M, K) of round t: the K next states of every client's chain."""
+        states = self.states[:, t] if self.copies == 1 else np.tile(self.states[:, t], (self.copies, 1, 1))
         r = np.arange(self.n_rows)[:, None, None]
-        mm = np.arange(self.m)[None, :, None]
-        return self.v[r, mm, states], self.b[r, mm, states] + noise
+        m = np.arange(self.n_clients)[None, :, None]
+        return self.features[r, m, states], self.targets[r, m, states] + noise
 
 
-def _prepare(problem, states, w0, seed):
-    st = np.asarray(states)
-    if st.ndim == 3:
-        st = st[None]
-    if st.ndim != 4:
-        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K), got {np.shape(states)}.")
-    if not np.issubdtype(st.dtype, np.integer):
-        raise TypeError(f"states must be integer state indices, got dtype {st.dtype}.")
-    batch = _Batch(problem, st.shape[0])
-    if st.shape[2] != batch.m:
-        raise ValueError(f"states have {st.shape[2]} clients, the problem has {batch.m}.")
-    if st.min() < 0 or st.max() >= batch.v.shape[2]:
-        raise ValueError(f"states must lie in [0, {batch.v.shape[2]}), got range [{st.min()}, {st.max()}].")
-    w0 = np.zeros(batch.d) if w0 is None else check_array("w0", w0)
-    if w0.shape not in ((batch.d,), (batch.n_rows, batch.d)):
-        raise ValueError(f"w0 must have shape ({batch.d},) or ({batch.n_rows}, {batch.d}), got {w0.shape}.")
-    check_int("seed", seed)
-    return st, batch, np.broadcast_to(w0, (batch.n_rows, batch.d)).astype(float).copy()
-
-
-def _row_param(name: str, value, n_rows: int, *, low: float = 0.0, high: float | None = None,
-               low_open: bool = True) -> np.ndarray:
-    arr = check_array(name, value)
-    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n_rows):
-        raise ValueError(f"{name} must be a scalar or have one value per replica ({n_rows},), got shape {arr.shape}.")
-    bad = (arr <= low) if low_open else (arr < low)
-    if high is not None:
-        bad = bad | (arr > high)
-    if np.any(bad):
-        raise ValueError(f"{name} must lie in {'(' if low_open else '['}{low}, {high if high is not None else 'inf'}], "
-                         f"got {arr}.")
-    return np.broadcast_to(arr, (n_rows,)).astype(float)
-
-
-def _check_finite(gn: np.ndarray, t: int, name: str) -> None:
-    if not np.all(np.isfinite(gn)):
-        raise DivergenceError(f"{name} diverged at round {t} (non-finite gradient norm); use smaller step sizes.")
-
-
-def streaming_minibatch_sgd(problem, states, *, lr_global, w0=None, seed: int = 0) -> StreamingRun:
-    r"""Minibatch SGD (paper D, Alg. 2): all K samples of every client evaluated at the server model.
+def markov_streams(problem, states) -> MarkovStreams:
+    """Stack R replica problems and their client streams.
 
     Parameters
     ----------
     problem : MarkovRegression or sequence of R of them
+        One problem is shared by all replicas.
     states : int array (T, M, K) or (R, T, M, K)
         Client streams (e.g. :func:`fedlab.markovian.data.two_state_streams`).
-    lr_global : float or array (R,)
-        :math:`\gamma > 0`.
-    w0 : array (d,) or (R, d), optional
-        Initial model (zeros).
-    seed : int
-        Seed of the observation noise :math:`\epsilon\sim U(0,h)` (common to the three algorithms).
-    """
-    st, batch, w = _prepare(problem, states, w0, seed)
-    gamma = _row_param("lr_global", lr_global, batch.n_rows)[:, None]
-    rng = numpy_rng(seed, Stream.MARKOV_NOISE)
-    n_rounds, m, k = st.shape[1:]
-    gn = np.empty((batch.n_rows, n_rounds + 1))
-    gn[:, 0] = np.sum(batch.grad_F(w) ** 2, -1)
-    with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported by _check_finite
-        for t in range(n_rounds):
-            noise = rng.random((batch.n_rows, m, k)) * batch.h
-            v, x = batch.select(st[:, t], noise)
-            res = np.einsum("rmkd,rd->rmk", v, w) - x
-            g = np.einsum("rmk,rmkd->rd", res, v) / (m * k) + batch.lam * w / (1 + w * w) ** 2
-            w = w - gamma * g
-            gn[:, t + 1] = np.sum(batch.grad_F(w) ** 2, -1)
-            _check_finite(gn[:, t + 1], t, "Minibatch SGD")
-    return StreamingRun(gn, w, "minibatch")
-
-
-def _local_core(batch: _Batch, st: np.ndarray, w: np.ndarray, eta, gamma, beta, seed: int, copies: int,
-                v0=None, name: str = "local SGD") -> tuple[np.ndarray, np.ndarray]:
-    """Local SGD-M on ``copies`` x R rows (rows c*R + r share the streams and noise of replica r)."""
-    rng = numpy_rng(seed, Stream.MARKOV_NOISE)
-    n_rounds, m, k = st.shape[1:]
-    full = batch.tile(copies)
-    rows = full.n_rows
-    w = np.tile(w, (copies, 1))
-    v = np.zeros_like(w) if v0 is None else np.broadcast_to(v0, w.shape).astype(float).copy()
-    eta3, beta3 = eta[:, None, None], beta[:, None, None]
-    gn = np.empty((rows, n_rounds + 1))
-    gn[:, 0] = np.sum(full.grad_F(w) ** 2, -1)
-    lam = batch.lam
-    with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported by _check_finite
-        for t in range(n_rounds):
-            noise = np.tile(rng.random((batch.n_rows, m, k)) * batch.h, (copies, 1, 1))
-            feats, x = full.select(np.tile(st[:, t], (copies, 1, 1)), noise)
-            feats = np.ascontiguousarray(feats.transpose(2, 0, 1, 3))           # (K, R, M, d): step-major
-            x = np.ascontiguousarray(x.transpose(2, 0, 1))
-            wl = np.repeat(w[:, None, :], m, axis=1)
-            drift = eta3 * (1.0 - beta3) * v[:, None, :]
-            step = eta3 * beta3
-            for j in range(k):                                                 # in-place: ~2x fewer temporaries
-                vk = feats[j]
-                res = np.einsum("rmd,rmd->rm", wl, vk)
-                res -= x[j]
-                g = vk * res[..., None]
-                if lam:
-                    den = wl * wl
-                    den += 1.0
-                    den *= den
-                    reg = wl / den
-                    reg *= lam
-                    g += reg
-                g *= step
-                g += drift
-                wl -= g
-            v = (w - wl.mean(1)) / (eta[:, None] * k)
-            w = w - gamma[:, None] * v
-            gn[:, t + 1] = np.sum(full.grad_F(w) ** 2, -1)
-            _check_finite(gn[:, t + 1], t, name)
-    return gn, w
-
-
-def streaming_local_sgd(problem, states, *, lr_local, w0=None, seed: int = 0) -> StreamingRun:
-    r"""Local SGD / FedAvg (paper D, Alg. 3): K sequential local steps on the client's consecutive samples.
-
-    Parameters as :func:`streaming_minibatch_sgd`, with ``lr_local`` = :math:`\eta` (scalar or (R,)).
-    """
-    st, batch, w = _prepare(problem, states, w0, seed)
-    eta = _row_param("lr_local", lr_local, batch.n_rows)
-    k = st.shape[3]
-    gn, w = _local_core(batch, st, w, eta, eta * k, np.ones(batch.n_rows), seed, 1, name="Local SGD")
-    return StreamingRun(gn, w, "local")
-
-
-def streaming_local_sgdm(problem, states, *, lr_local, lr_global, momentum_beta, w0=None, v0=None,
-                         seed: int = 0) -> StreamingRun:
-    r"""Local SGD with momentum (paper D, Alg. 1): local steps along :math:`\beta\nabla f + (1-\beta)v_t`.
-
-    Parameters as :func:`streaming_minibatch_sgd`, plus ``lr_local`` (:math:`\eta`), ``momentum_beta``
-    (:math:`\beta\in(0,1]`) and ``v0`` (initial server direction, zeros as in the proofs).
-    """
-    st, batch, w = _prepare(problem, states, w0, seed)
-    eta = _row_param("lr_local", lr_local, batch.n_rows)
-    gamma = _row_param("lr_global", lr_global, batch.n_rows)
-    beta = _row_param("momentum_beta", momentum_beta, batch.n_rows, high=1.0)
-    gn, w = _local_core(batch, st, w, eta, gamma, beta, seed, 1, v0=v0, name="Local SGD-M")
-    return StreamingRun(gn, w, "local_momentum")
-
-
-STREAMING_ALGORITHMS = {
-    "minibatch": streaming_minibatch_sgd,
-    "local": streaming_local_sgd,
-    "local_momentum": streaming_local_sgdm,
-}
-
-
-def run_streaming_fl(problem, states, *, algorithms: Sequence[str] = ("minibatch", "local", "local_momentum"),
-                     lr_global=0.01, lr_local=0.001, momentum_beta=0.1, w0=None, seed: int = 0) -> dict:
-    """Run several of the three algorithms on the same streams and noise (common random numbers).
-
-    Local SGD and Local SGD-M share one vectorised loop (Local SGD is Local SGD-M with β = 1, γ = ηK).
-    Defaults are the paper's γ = 0.01, η = 0.001, β = 0.1 (§5).
 
     Returns
     -------
-    dict algorithm name -> StreamingRun
+    MarkovStreams
+    """
+    st = np.asarray(states)
+    st = st[None] if st.ndim == 3 else st
+    if st.ndim != 4:
+        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K), got {np.shape(states)}.")
+    if not np.issubdtype(st.dtype, np.integer):
+        raise TypeError(f"states must be integer state indices, got dtype {st.dtype}.")
+    problems = [problem] if isinstance(problem, MarkovRegression) else list(problem)
+    if not problems or not all(isinstance(p, MarkovRegression) for p in problems):
+        raise TypeError("problem must be a MarkovRegression or a non-empty sequence of them (one per replica).")
+    first = problems[0]
+    if any(p.features.shape != first.features.shape or p.noise_high != first.noise_high
+           or p.reg_lambda != first.reg_lambda for p in problems[1:]):
+        raise ValueError("all problems must share n_clients, n_states, dim, noise_high and reg_lambda.")
+    if len(problems) not in (1, st.shape[0]):
+        raise ValueError(f"got {len(problems)} problems for {st.shape[0]} replicas of states; pass 1 or {st.shape[0]}.")
+    if st.shape[2] != first.n_clients:
+        raise ValueError(f"states have {st.shape[2]} clients, the problem has {first.n_clients}.")
+    if st.min() < 0 or st.max() >= first.n_states:
+        raise ValueError(f"states must lie in [0, {first.n_states}), got range [{st.min()}, {st.max()}].")
+    reps = st.shape[0] if len(problems) == 1 else 1
+    arrays = (np.repeat(np.stack([getattr(p, name) for p in problems]), reps, axis=0)
+              for name in ("features", "targets", "stat_dist"))
+    return MarkovStreams(*arrays, st, first.noise_high, first.reg_lambda)
+
+
+# ------------------------------------------------------------------------------ algorithms
+
+@dataclass(frozen=True)
+class StreamingState:
+    """Server state of N rows.
+
+    Attributes
+    ----------
+    w : array (N, d)
+        Server models :math:`w_t`.
+    v : array (N, d) or None
+        Server direction :math:`v_t` of Local SGD-M (``None`` for Minibatch SGD).
+    rng : numpy Generator
+        The noise generator ``numpy_rng(seed, Stream.MARKOV_NOISE)``, advanced by one draw per round.
+    round : int
+    """
+
+    w: np.ndarray
+    v: np.ndarray | None
+    rng: np.random.Generator
+    round: int = 0
+
+
+def _check_rates(name: str, value, *, high: float | None = None) -> np.ndarray:
+    """A step size or momentum: a scalar or one value per row, in (0, high]."""
+    arr = check_array(name, value)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or have one value per row (N,), got shape {arr.shape}.")
+    if np.any(arr <= 0) or (high is not None and np.any(arr > high)):
+        raise ValueError(f"{name} must lie in (0, {high if high is not None else 'inf'}], got {arr}.")
+    return arr
+
+
+def _per_row(name: str, arr: np.ndarray, n_rows: int) -> np.ndarray:
+    """``arr`` broadcast to (N,) floats, or raise if it has another number of rows."""
+    if arr.ndim == 1 and arr.shape[0] != n_rows:
+        raise ValueError(f"{name} must be a scalar or have one value per row ({n_rows},), got shape {arr.shape}.")
+    return np.broadcast_to(arr, (n_rows,)).astype(float)
+
+
+def _row_values(value, n_rows: int) -> np.ndarray:
+    """A rate checked by ``init`` as (N,) floats (the cheap form used every round)."""
+    arr = np.asarray(value, dtype=float)
+    return arr if arr.ndim else np.full(n_rows, float(arr))
+
+
+def _rows_start(name: str, value, data: MarkovStreams) -> np.ndarray:
+    """A start vector (d,), (R, d) (one per replica, repeated over the settings) or (N, d), as (N, d)."""
+    arr = np.zeros(data.dim) if value is None else check_array(name, value)
+    if arr.shape == (data.n_replicas, data.dim) and data.copies > 1:
+        arr = np.tile(arr, (data.copies, 1))
+    if arr.shape not in ((data.dim,), (data.n_rows, data.dim)):
+        raise ValueError(f"{name} must have shape ({data.dim},), ({data.n_replicas}, {data.dim}) or "
+                         f"({data.n_rows}, {data.dim}), got {arr.shape}.")
+    return np.broadcast_to(arr, (data.n_rows, data.dim)).astype(float).copy()
+
+
+def _start(data, seed: int, w0, v0=None, with_direction: bool = False) -> StreamingState:
+    """The state at round 0: models ``w0`` (and directions ``v0``), the noise generator of ``seed``."""
+    if not isinstance(data, MarkovStreams):
+        raise TypeError(f"data must be MarkovStreams (see markov_streams), got {type(data).__name__}.")
+    check_int("seed", seed)
+    v = _rows_start("v0", v0, data) if with_direction else None
+    return StreamingState(_rows_start("w0", w0, data), v, numpy_rng(seed, Stream.MARKOV_NOISE))
+
+
+def _next_round(state: StreamingState, data: MarkovStreams) -> int:
+    """The round about to run, which the streams must hold."""
+    if state.round >= data.n_rounds:
+        raise ValueError(f"the streams hold {data.n_rounds} rounds; round {state.round} has no samples.")
+    return state.round
+
+
+def _grad_norm2(name: str, state: StreamingState, data: MarkovStreams) -> dict[str, np.ndarray]:
+    """The metric of every row, or ``DivergenceError`` when one is not finite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        gn = np.sum(data.gradient(state.w) ** 2, -1)
+    if not np.all(np.isfinite(gn)):
+        raise DivergenceError(f"{name} diverged after {state.round} rounds (non-finite gradient norm); use smaller "
+                              "step sizes.")
+    return {"grad_norm2": gn}
+
+
+@dataclass(frozen=True)
+class StreamingMinibatchSGD:
+    r"""Minibatch SGD (paper D, Alg. 2): all K samples of every client evaluated at the server model.
+
+    Parameters
+    ----------
+    lr_global : float or array (N,)
+        :math:`\gamma > 0`, one per row.
+    w0 : array (d,), (R, d) or (N, d), optional
+        Initial model (zeros).
+    """
+
+    lr_global: float | np.ndarray
+    w0: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        _check_rates("lr_global", self.lr_global)
+
+    def init(self, data: MarkovStreams, seed: int) -> StreamingState:
+        state = _start(data, seed, self.w0)
+        _per_row("lr_global", check_array("lr_global", self.lr_global), data.n_rows)
+        return state
+
+    def round(self, state: StreamingState, data: MarkovStreams, seed: int) -> tuple[StreamingState, dict]:
+        """One round on the samples of round ``state.round`` (the clients' next K chain states)."""
+        t = _next_round(state, data)
+        gamma = _row_values(self.lr_global, data.n_rows)[:, None]
+        w, m, k = state.w, data.n_clients, data.n_local
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported by evaluate
+            v, x = data.round_samples(t, data.noise(state.rng))
+            res = np.einsum("rmkd,rd->rmk", v, w) - x
+            g = np.einsum("rmk,rmkd->rd", res, v) / (m * k) + data.reg_lambda * w / (1 + w * w) ** 2
+            w = w - gamma * g
+        return replace(state, w=w, round=t + 1), {}
+
+    def evaluate(self, state: StreamingState, data: MarkovStreams) -> dict[str, np.ndarray]:
+        r""":math:`\|\nabla F(w_t)\|^2` per row; raises ``DivergenceError`` when it is not finite."""
+        return _grad_norm2("Minibatch SGD", state, data)
+
+
+@dataclass(frozen=True)
+class StreamingLocalSGDM:
+    r"""Local SGD with momentum (paper D, Alg. 1): K local steps along :math:`\beta\nabla f + (1-\beta)v_t`.
+
+    Local SGD (Alg. 3) is the case :math:`\beta = 1`, :math:`\gamma = \eta K` (``lr_global=None``). Rows may
+    hold different settings (:meth:`MarkovStreams.tile`), e.g. Local SGD and Local SGD-M side by side.
+
+    Parameters
+    ----------
+    lr_local : float or array (N,)
+        :math:`\eta > 0`.
+    lr_global : float, array (N,) or None
+        :math:`\gamma > 0`; ``None``: :math:`\eta K`.
+    momentum_beta : float or array (N,)
+        :math:`\beta\in(0,1]`.
+    w0, v0 : array (d,), (R, d) or (N, d), optional
+        Initial model and server direction (zeros, as in the proofs).
+    """
+
+    lr_local: float | np.ndarray
+    lr_global: float | np.ndarray | None = None
+    momentum_beta: float | np.ndarray = 1.0
+    w0: np.ndarray | None = None
+    v0: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        _check_rates("lr_local", self.lr_local)
+        if self.lr_global is not None:
+            _check_rates("lr_global", self.lr_global)
+        _check_rates("momentum_beta", self.momentum_beta, high=1.0)
+
+    def _rates(self, data: MarkovStreams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(eta, gamma, beta), each (N,)."""
+        n = data.n_rows
+        eta = _row_values(self.lr_local, n)
+        gamma = eta * data.n_local if self.lr_global is None else _row_values(self.lr_global, n)
+        return eta, gamma, _row_values(self.momentum_beta, n)
+
+    def init(self, data: MarkovStreams, seed: int) -> StreamingState:
+        state = _start(data, seed, self.w0, self.v0, with_direction=True)
+        for name in ("lr_local", "lr_global", "momentum_beta"):
+            if getattr(self, name) is not None:
+                _per_row(name, check_array(name, getattr(self, name)), data.n_rows)
+        return state
+
+    def round(self, state: StreamingState, data: MarkovStreams, seed: int) -> tuple[StreamingState, dict]:
+        """One round: every client runs K local steps on its next K chain states, then the server aggregates."""
+        t = _next_round(state, data)
+        eta, gamma, beta = self._rates(data)
+        w, k = state.w, data.n_local
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported by evaluate
+            feats, x = data.round_samples(t, data.noise(state.rng))
+            wl = _local_steps(w, state.v, feats, x, eta, beta, data.reg_lambda)
+            v = (w - wl.mean(1)) / (eta[:, None] * k)
+            w = w - gamma[:, None] * v
+        return replace(state, w=w, v=v, round=t + 1), {}
+
+    def evaluate(self, state: StreamingState, data: MarkovStreams) -> dict[str, np.ndarray]:
+        r""":math:`\|\nabla F(w_t)\|^2` per row; raises ``DivergenceError`` when it is not finite."""
+        return _grad_norm2("Local SGD-M", state, data)
+
+
+def _local_steps(w, v, feats, x, eta, beta, lam) -> np.ndarray:
+    """The K sequential local steps of every client, in place, in the order of the stream: (N, M, d)."""
+    feats = np.ascontiguousarray(feats.transpose(2, 0, 1, 3))           # (K, N, M, d): step-major
+    x = np.ascontiguousarray(x.transpose(2, 0, 1))
+    wl = np.repeat(w[:, None, :], feats.shape[2], axis=1)
+    eta3, beta3 = eta[:, None, None], beta[:, None, None]
+    drift = eta3 * (1.0 - beta3) * v[:, None, :]
+    step = eta3 * beta3
+    for vk, xk in zip(feats, x):                                        # in place: ~2x fewer temporaries
+        res = np.einsum("rmd,rmd->rm", wl, vk)
+        res -= xk
+        g = vk * res[..., None]
+        if lam:
+            den = wl * wl
+            den += 1.0
+            den *= den
+            reg = wl / den
+            reg *= lam
+            g += reg
+        g *= step
+        g += drift
+        wl -= g
+    return wl
+
+
+STREAMING_ALGORITHMS = {
+    "minibatch": (StreamingMinibatchSGD, ("lr_global",)),
+    "local": (StreamingLocalSGDM, ("lr_local",)),
+    "local_momentum": (StreamingLocalSGDM, ("lr_local", "lr_global", "momentum_beta")),
+}
+"""The three methods by name: the Algorithm class and the rates it takes (see :func:`streaming_algorithm`)."""
+
+
+def streaming_algorithm(name: str, *, lr_global=0.01, lr_local=0.001, momentum_beta=0.1, w0=None):
+    """The method called ``name`` with the rates it uses; defaults are the paper's γ = 0.01, η = 0.001, β = 0.1 (§5).
+
+    ``"local"`` is :class:`StreamingLocalSGDM` with β = 1 and γ = ηK (Local SGD, Alg. 3).
+    """
+    cls, used = STREAMING_ALGORITHMS[check_choice("name", name, STREAMING_ALGORITHMS)]
+    rates = dict(lr_global=lr_global, lr_local=lr_local, momentum_beta=momentum_beta)
+    return cls(**{key: rates[key] for key in used}, w0=w0)
+
+
+# ------------------------------------------------------------------------------ runs and reductions
+
+def _rows(history: History, start: int, stop: int) -> History:
+    """The History of rows ``start:stop`` of a run."""
+    size = stop - start
+    return History(np.ones(size), np.ones(size), list(history.rounds),
+                   {name: [v[start:stop] for v in values] for name, values in history.clients.items()},
+                   list(history.log))
+
+
+def run_streaming_fl(problem, states, *, algorithms: Sequence[str] = ("minibatch", "local", "local_momentum"),
+                     lr_global=0.01, lr_local=0.001, momentum_beta=0.1, w0=None, seed: int = 0,
+                     eval_every: int = 1) -> dict[str, History]:
+    """Run several of the three algorithms on the same streams and noise (common random numbers).
+
+    Local SGD and Local SGD-M share one engine run (Local SGD is Local SGD-M with β = 1, γ = ηK, a second
+    setting of the rows). Defaults are the paper's γ = 0.01, η = 0.001, β = 0.1 (§5).
+
+    Parameters
+    ----------
+    problem, states
+        As :func:`markov_streams`.
+    algorithms : sequence of keys of ``STREAMING_ALGORITHMS``
+    lr_global, lr_local, momentum_beta : float or array (R,)
+    w0 : array (d,) or (R, d), optional
+    seed : int
+        Seed of the observation noise.
+    eval_every : int
+        Record ``grad_norm2`` every ``eval_every`` rounds (:func:`floor` and :func:`average` want every round).
+
+    Returns
+    -------
+    dict algorithm name -> History with metric ``grad_norm2`` (R,) per recorded round
     """
     algorithms = list(algorithms)
     if not algorithms:
         raise ValueError("algorithms must name at least one of " + ", ".join(STREAMING_ALGORITHMS) + ".")
     for a in algorithms:
         check_choice("algorithms", a, STREAMING_ALGORITHMS)
-    st, batch, w = _prepare(problem, states, w0, seed)
-    r, k = batch.n_rows, st.shape[3]
+    data = markov_streams(problem, states)
+    kw = dict(rounds=data.n_rounds, seed=seed, eval_every=eval_every, progress=False)
     out = {}
     if "minibatch" in algorithms:
-        out["minibatch"] = streaming_minibatch_sgd(problem, st, lr_global=lr_global, w0=w0, seed=seed)
+        _, out["minibatch"] = run(streaming_algorithm("minibatch", lr_global=lr_global, w0=w0), data, **kw)
     local = [a for a in ("local", "local_momentum") if a in algorithms]
     if local:
-        eta = _row_param("lr_local", lr_local, r)
-        etas, gammas, betas = [], [], []
-        for a in local:
-            etas.append(eta)
-            if a == "local":
-                gammas.append(eta * k)
-                betas.append(np.ones(r))
-            else:
-                gammas.append(_row_param("lr_global", lr_global, r))
-                betas.append(_row_param("momentum_beta", momentum_beta, r, high=1.0))
-        gn, wf = _local_core(batch, st, w, np.concatenate(etas), np.concatenate(gammas), np.concatenate(betas),
-                             seed, len(local), name="+".join(local))
-        for i, a in enumerate(local):
-            out[a] = StreamingRun(gn[i * r:(i + 1) * r], wf[i * r:(i + 1) * r], a)
+        r = data.n_replicas
+        settings = _local_settings(local, r, data.n_local, lr_local, lr_global, momentum_beta, w0)
+        _, both = run(settings, data.tile(len(local)), **kw)
+        out.update({a: _rows(both, i * r, (i + 1) * r) for i, a in enumerate(local)})
     return {a: out[a] for a in algorithms}
+
+
+def _local_settings(names, r: int, k: int, lr_local, lr_global, momentum_beta, w0) -> StreamingLocalSGDM:
+    """Local SGD (β = 1, γ = ηK) and/or Local SGD-M as settings of one :class:`StreamingLocalSGDM` (rows c*R + r)."""
+    eta = _per_row("lr_local", _check_rates("lr_local", lr_local), r)
+    gammas, betas = [], []
+    for name in names:
+        if name == "local":
+            gammas.append(eta * k)
+            betas.append(np.ones(r))
+        else:
+            gammas.append(_per_row("lr_global", _check_rates("lr_global", lr_global), r))
+            betas.append(_per_row("momentum_beta", _check_rates("momentum_beta", momentum_beta, high=1.0), r))
+    return StreamingLocalSGDM(np.tile(eta, len(names)), np.concatenate(gammas), np.concatenate(betas), w0)
+
+
+def replica_curves(history: History, metric: str = "grad_norm2") -> tuple[np.ndarray, np.ndarray]:
+    """``(rounds, values)``: the recorded rounds (n,) and the metric of every row, an array (N, n)."""
+    if metric not in history.clients:
+        raise KeyError(f"unknown metric {metric!r}; recorded: {sorted(history.clients)}.")
+    return np.array(history.rounds), np.stack(history.clients[metric], axis=1)
+
+
+def floor(history: History, fraction: float = 0.2, metric: str = "grad_norm2") -> np.ndarray:
+    r"""Mean of :math:`\|\nabla F(w_t)\|^2` over the recorded rounds among the last ``fraction`` of the T rounds,
+    per row (N,): the noise floor the bounds' :math:`\tau\sigma^2/(MK)` term describes."""
+    fraction = check_real("fraction", fraction, low=0, high=1, low_open=True)
+    rounds, values = replica_curves(history, metric)
+    n = max(1, int(round(fraction * rounds[-1])))
+    tail = int(np.sum(rounds > rounds[-1] - n))              # a suffix of the recorded rounds
+    return values[:, -tail:].mean(1)
+
+
+def average(history: History, metric: str = "grad_norm2") -> np.ndarray:
+    r""":math:`\mathbb E\|\nabla F(\hat w_T)\|^2 = \frac1T\sum_{t<T}\|\nabla F(w_t)\|^2` per row (N,), the quantity
+    the theorems bound (:math:`\hat w_T` uniform over :math:`w_0..w_{T-1}`); over the recorded rounds t < T."""
+    rounds, values = replica_curves(history, metric)
+    if rounds.size < 2:
+        raise ValueError("average needs a History with the rounds before the last one recorded.")
+    return values[:, :-1].mean(1)

@@ -1,8 +1,9 @@
 r"""Markovian client data streams (paper D, Huynh et al.; spec ``dynamic.md`` part D).
 
-Finite Markov chains (transition matrix checks, stationary law, exact :math:`d(t)` and mixing time by matrix
-powers, a vectorised sampler), per-client two-state streams with a controllable mixing time in three modes
-that share their marginals, and the paper's non-convex streaming regression problem (§5).
+Finite Markov chains (exact :math:`d(t)` and mixing time by matrix powers; the transition-matrix check, the
+stationary law and the general trajectory sampler live in :mod:`fedlab.markov`), per-client two-state streams with a
+controllable mixing time in three modes that share their marginals, and the paper's non-convex streaming regression
+problem (§5).
 
 Stream modes (``STREAM_MODES``), for symmetric two-state chains with flip probability p:
 
@@ -26,7 +27,7 @@ from scipy.optimize import minimize
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.markovian.bounds import tv_l1
-from fedlab.markov import check_transition_matrix, stationary_distribution
+from fedlab.markov import check_transition_matrix, sample_chains, stationary_distribution
 
 __all__ = [
     "check_transition_matrix",
@@ -37,7 +38,6 @@ __all__ = [
     "mixing_time",
     "flip_prob_from_mixing_time",
     "FLIP_MAPPINGS",
-    "sample_markov_chain",
     "STREAM_MODES",
     "STARTS",
     "two_state_streams",
@@ -155,29 +155,6 @@ def flip_prob_from_mixing_time(mixing_time, mapping: str = "inverse") -> float |
     return float(p) if p.ndim == 0 else p
 
 
-def sample_markov_chain(P, n_steps: int, *, n_chains: int = 1, init="stationary", rng=None) -> np.ndarray:
-    """Sample ``n_chains`` independent trajectories of a finite chain, shape (n_chains, n_steps), int states.
-
-    Vectorised over chains (one inverse-CDF draw per step). ``init``: state index, probability vector or
-    ``"stationary"``.
-    """
-    P = check_transition_matrix(P)
-    n = check_int("n_steps", n_steps, low=1)
-    c = check_int("n_chains", n_chains, low=1)
-    rng = as_numpy_rng(rng)
-    q = _initial(init, P.shape[0], P)
-    cum = np.cumsum(P, axis=1)
-    cum[:, -1] = 1.0
-    out = np.empty((c, n), dtype=np.int64)
-    u = rng.random((c, n))
-    state = np.searchsorted(np.cumsum(q), u[:, 0], side="right").clip(max=P.shape[0] - 1)
-    out[:, 0] = state
-    for t in range(1, n):
-        state = (u[:, t, None] >= cum[state]).sum(1)
-        out[:, t] = state
-    return out
-
-
 # ------------------------------------------------------------------------------ client streams
 
 def _check_flip(flip_prob, n_clients: int) -> np.ndarray:
@@ -206,6 +183,25 @@ def stream_marginals(flip_prob, n_steps: int, start: str = "state0") -> np.ndarr
     return (1.0 - (1.0 - 2.0 * p) ** s) / 2.0
 
 
+_SWAP = np.array([[0.0, 1.0], [1.0, 0.0]])
+
+
+def _flip_chains(p: np.ndarray, u_flip: np.ndarray, u_start: np.ndarray | None) -> np.ndarray:
+    r"""Symmetric two-state chains, one per row of ``u_flip`` (C, n - 1), as int8 (C, n).
+
+    The chain of flip probability p is the lazy chain :math:`(1-p)\mathbf I + p\mathbf S` of the swap
+    :math:`\mathbf S`: row c flips at step t iff ``u_flip[c, t] < p[c]``. It starts in state 0, or, with
+    ``u_start`` (C,), in state 1 iff ``u_start[c] < 1/2``. The sampler reads an initial uniform below 1/2 as its
+    first label, so it runs on the swapped labels 1 - state (the swap is the same in both labellings).
+    """
+    n_chains = u_flip.shape[0]
+    first = dict(start=np.ones(n_chains, dtype=np.int64)) if u_start is None else dict(law=[0.5, 0.5])
+    u0 = np.zeros(n_chains) if u_start is None else u_start
+    labels = sample_chains(_SWAP, u_flip.shape[1] + 1, uniforms=np.concatenate([u0[:, None], u_flip], axis=1),
+                           hold=u_flip >= p[:, None], **first)
+    return (1 - labels).astype(np.int8)
+
+
 def two_state_streams(flip_prob, *, n_clients: int, n_rounds: int, n_local: int, mode: str = "markov",
                       start: str = "state0", rng=None) -> np.ndarray:
     r"""States of M client streams of symmetric two-state chains, shape (n_rounds, n_clients, n_local), int8.
@@ -216,7 +212,9 @@ def two_state_streams(flip_prob, *, n_clients: int, n_rounds: int, n_local: int,
     state 0: a non-stationary system chain, Q ≠ π) or ``"stationary"`` (Q = π). In ``"independent"`` mode every
     round starts from π (paper App. G), so ``start`` only affects ``"markov"`` and ``"iid"``.
 
-    Sampling is vectorised: flips are Bernoulli(p) and the state is the running parity of the flips.
+    Each stream is the lazy chain :math:`(1-p)\mathbf I + p\mathbf S` of the swap :math:`\mathbf S` (flip iff
+    :math:`u < p`), sampled by :func:`fedlab.markov.sample_chains`; the uniforms are drawn in the order: initial
+    states (stationary start or restarts), then all the flips.
     """
     m = check_int("n_clients", n_clients, low=1)
     t = check_int("n_rounds", n_rounds, low=1)
@@ -230,15 +228,11 @@ def two_state_streams(flip_prob, *, n_clients: int, n_rounds: int, n_local: int,
         states = rng.random((t * k, m)) < prob1
         return states.reshape(t, k, m).transpose(0, 2, 1).astype(np.int8)
     if mode == "markov":
-        x0 = (rng.random(m) < 0.5) if start == "stationary" else np.zeros(m, dtype=bool)
-        flips = rng.random((m, t * k - 1)) < p[:, None]
-        parity = np.concatenate([np.zeros((m, 1), dtype=np.int64), np.cumsum(flips, axis=1)], axis=1) % 2
-        states = (parity ^ x0[:, None].astype(np.int64)).astype(np.int8)   # (M, T*K)
+        u_start = rng.random(m) if start == "stationary" else None
+        states = _flip_chains(p, rng.random((m, t * k - 1)), u_start)         # (M, T*K)
         return states.reshape(m, t, k).transpose(1, 0, 2).copy()
-    x0 = rng.random((t, m)) < 0.5                                      # independent: restart from pi
-    flips = rng.random((t, m, k - 1)) < p[None, :, None]
-    parity = np.concatenate([np.zeros((t, m, 1), dtype=np.int64), np.cumsum(flips, axis=2)], axis=2) % 2
-    return (parity ^ x0[..., None].astype(np.int64)).astype(np.int8)
+    u_start = rng.random((t, m)).reshape(-1)                           # independent: restart from pi every round
+    return _flip_chains(np.tile(p, t), rng.random((t, m, k - 1)).reshape(t * m, k - 1), u_start).reshape(t, m, k)
 
 
 # ------------------------------------------------------------------------------ regression problem

@@ -1,8 +1,8 @@
 """Experiment functions of notebook 09 (streaming FL with Markovian data, Huynh et al.); module level for ``sweep``.
 
 :func:`markov_experiment` runs Minibatch SGD, Local SGD and Local SGD-M (:mod:`fedlab.markovian.algorithms`,
-vectorised numpy) on the paper's regression (§5) for a grid of client mixing times and stream modes, with
-``n_replicas`` independent problems and streams per seed, all rows in one vectorised simulation, and returns
+engine runs on vectorised numpy data) on the paper's regression (§5) for a grid of client mixing times and stream
+modes, with ``n_replicas`` independent problems and streams per seed, all rows in one run per algorithm, and returns
 JSON-serialisable curves and floors.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 from fedlab._rng import numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.markovian.algorithms import run_streaming_fl
+from fedlab.markovian.algorithms import average, floor, replica_curves, run_streaming_fl
 from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound, two_state_mixing_time
 from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
                                    two_state_streams)
@@ -85,18 +85,19 @@ def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int =
                 rows_w0.append(w0[rep])
                 rows_states.append(two_state_streams(p, n_clients=m, n_rounds=t, n_local=k, mode=mode, start=start,
                                                      rng=numpy_rng(seed, 1, rep, i_tau, i_mode)))
-    runs = run_streaming_fl(rows_problem, np.stack(rows_states), algorithms=algorithms, lr_global=lr_global,
-                            lr_local=lr_local, momentum_beta=momentum_beta, w0=np.stack(rows_w0), seed=seed)
+    histories = run_streaming_fl(rows_problem, np.stack(rows_states), algorithms=algorithms, lr_global=lr_global,
+                                 lr_local=lr_local, momentum_beta=momentum_beta, w0=np.stack(rows_w0), seed=seed)
     idx = np.arange(0, t + 1, every)
     out = {"rounds": idx.tolist(), "keys": keys, "mixing_times": taus.tolist(), "flip_prob": flips.tolist(),
            "exact_mixing_time": np.atleast_1d(two_state_mixing_time(flips)).tolist(), "modes": modes,
            "curves": {}, "floor": {}, "average": {}, "final": {}}
-    for alg, run in runs.items():
-        g = run.grad_norm2.reshape(len(keys), r, t + 1)
-        n_tail = max(1, int(round(tail * t)))
+    for alg, history in histories.items():
+        g = replica_curves(history)[1].reshape(len(keys), r, t + 1)
+        floors = floor(history, tail).reshape(len(keys), r)
+        averages = average(history).reshape(len(keys), r)
         out["curves"][alg] = {key: g[i].mean(0)[idx].tolist() for i, key in enumerate(keys)}
-        out["floor"][alg] = {key: g[i, :, -n_tail:].mean(1).tolist() for i, key in enumerate(keys)}
-        out["average"][alg] = {key: g[i, :, :-1].mean(1).tolist() for i, key in enumerate(keys)}
+        out["floor"][alg] = {key: floors[i].tolist() for i, key in enumerate(keys)}
+        out["average"][alg] = {key: averages[i].tolist() for i, key in enumerate(keys)}
         out["final"][alg] = {key: g[i, :, -1].tolist() for i, key in enumerate(keys)}
     return out
 

@@ -3,8 +3,11 @@ FEM-OMD).
 
 Entry points
 ------------
-- ``algorithms.FEMOMD`` (Algorithms 14, 15, 17): mixture weights by entropic online mirror descent;
-- ``algorithms.omd_step`` and ``algorithms.federated_em``: the two steps of FEM-OMD;
+- ``algorithms.GaussianFEMOMD`` on ``algorithms.GMMEnvironment`` (Algorithm 15) and ``algorithms.FEMOMD``
+  (Algorithms 14, 17): mixture weights by entropic online mirror descent, run online by
+  ``fedlab.engine.run(..., order="evaluate_first")``;
+- ``algorithms.omd_step`` and ``fedlab.gmm.em_step``: the two steps of FEM-OMD;
 - ``bounds.fem_omd_regret_bound``: Theorems 4.4.2–4.4.5;
-- ``experiments.gmm_regret`` / ``experiments.digits_stream_regret``: regret runs of §4.4.5.
+- ``experiments.run_fem_omd_gmm`` / ``experiments.gmm_regret`` / ``experiments.digits_stream_regret``: regret
+  runs of §4.4.5.
 """

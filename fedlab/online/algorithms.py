@@ -20,67 +20,65 @@ suffers the loss :math:`\varphi_{t,c}(\theta_{t,c}) = \mathrm{KL}(\sum_j\pi^*_{t
 The module follows the index-corrected pseudo-code of the dynamic spec (§A.2.4): the running average
 uses the previous :math:`\omega_t`; the M-step divides by the batch size :math:`n/K` (sample splitting,
 all :math:`n` samples in every inner step when :math:`n < K`); the OMD denominator and the gradient are
-client-specific. Mixture weights live in log space with a floor (:data:`LOG_FLOOR`) and every ratio of
-densities is formed in log space, so components whose weight goes to 0 never produce NaN or inf
+client-specific. Mixture weights live in log space with a floor (:data:`fedlab.gmm.LOG_FLOOR`) and every ratio
+of densities is formed in log space, so components whose weight goes to 0 never produce NaN or inf
 (spec §A.5 item 12).
 
-Two instances:
+Both instances run online on the engine, ``fedlab.engine.run(algorithm, stream, rounds=T,
+order="evaluate_first")``: round :math:`t` first scores the played model on the step's data, then learns.
 
 * Gaussian mixtures :math:`\check P_j = \mathcal N(\mu^*_j, \sigma^2 I_d)` (Algorithm 15), a numpy
-  simulation with the exact loss and regret: :func:`fem_omd_gmm` and its building blocks
-  (:func:`gmm_responsibilities`, :func:`em_local_step`, :func:`sync_means`, :func:`federated_em`,
-  :func:`mixture_weight_gradient`, :func:`omd_step`, :func:`mixture_kl`, :func:`center_error`);
-* discriminative models :math:`\check P_\omega(x, y)\propto\exp(-\ell(h_\omega; x, y))` (Algorithm 17) on the
-  engine: :class:`FEMOMD` (components as stacked parameters trained with ``local_sgd`` on
-  responsibility-weighted samples) and the online loop :func:`run_online`.
+  simulation with the exact loss and regret: :class:`GaussianFEMOMD` on a :class:`GMMEnvironment`, the
+  federated EM of :mod:`fedlab.gmm` inside, the building blocks :func:`mixture_weight_gradient`,
+  :func:`omd_step`, :func:`mixture_kl`, :func:`center_error`, and :func:`regret_curves`,
+  :func:`played_weights`, :func:`logged` to read its History;
+* discriminative models :math:`\check P_\omega(x, y)\propto\exp(-\ell(h_\omega; x, y))` (Algorithm 17):
+  :class:`FEMOMD` (components as stacked parameters trained with ``local_sgd`` on responsibility-weighted
+  samples) on a stream ``t -> FederatedDataset``.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.engine import FederatedDataset, History, LocalSGD, local_sgd, metrics_from_proba
 from fedlab.engine.local import DivergenceError
+from fedlab.gmm import (LOG_FLOOR, check_client_weights, check_samples, em_step, gaussian_log_kernel,
+                        log_sum_exp, log_weights)
 from fedlab.models import Model, Params, init_stacked
 from fedlab.algorithms._common import check_solver
 from fedlab.algorithms import METHODS
 
 __all__ = [
-    "LOG_FLOOR",
     "STEP_SCHEDULES",
     "GMM_GRADIENTS",
     "DISCRIMINATIVE_GRADIENTS",
     "PI_INITS",
     "step_size",
     "omd_step",
-    "gmm_responsibilities",
-    "em_local_step",
-    "sync_means",
-    "federated_em",
     "mixture_weight_gradient",
     "mixture_kl",
     "center_error",
-    "GMMRun",
-    "fem_omd_gmm",
+    "GMMStep",
+    "GMMEnvironment",
+    "GaussianFEMOMDState",
+    "GaussianFEMOMD",
+    "regret_curves",
+    "played_weights",
+    "logged",
     "FEMOMDState",
     "FEMOMD",
-    "run_online",
 ]
 
-LOG_FLOOR = -1000.0        # log-weights never go below this: exp() underflows to 0 but the log stays finite
 _LOG_CAP = math.log(1e300)  # largest log-magnitude of a gradient entry or of a step (keeps exp() finite)
 _STEP_CAP = 1e300
-
-# random streams (keys (seed, t, stream)); the data stream does not depend on the algorithm's options
-
 
 # ----------------------------------------------------------------------------------------- step sizes
 
@@ -144,19 +142,10 @@ def step_size(schedule: str, t: int, n_components: int, lr: float, horizon: int 
 
 # ----------------------------------------------------------------------------------------- OMD in log space
 
-def _lse(a: np.ndarray, axis: int = 0, keepdims: bool = False) -> np.ndarray:
-    """log-sum-exp with the max shift (rows that are all -inf give -inf); faster than scipy's for small arrays."""
-    mx = np.max(a, axis=axis, keepdims=True)
-    mx = np.where(np.isfinite(mx), mx, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(a - mx), axis=axis, keepdims=True)) + mx
-    return out if keepdims else np.squeeze(out, axis=axis)
-
-
 def _normalise_log(log_w: np.ndarray) -> np.ndarray:
-    out = log_w - _lse(log_w, -1, keepdims=True)
+    out = log_w - log_sum_exp(log_w, -1, keepdims=True)
     out = np.maximum(out, LOG_FLOOR)
-    return out - _lse(out, -1, keepdims=True)
+    return out - log_sum_exp(out, -1, keepdims=True)
 
 
 def omd_log_step(log_pi: np.ndarray, grad: np.ndarray, eta: float, grad_clip: float | None) -> np.ndarray:
@@ -182,7 +171,7 @@ def omd_step(log_pi: Any, grad: Any, lr: float, *, grad_clip: float | None = Non
 
     i.e. :math:`\pi_{t+1,j}\propto\pi_{t,j}\exp(-\eta\hat\nabla_j)`. Adding a constant to the gradient does
     not change the result. Steps are capped at :math:`10^{300}` and log-weights floored at
-    :data:`LOG_FLOOR`, so the output is finite and sums to 1 even for huge gradients or weights that
+    :data:`fedlab.gmm.LOG_FLOOR`, so the output is finite and sums to 1 even for huge gradients or weights that
     underflow to 0.
 
     Parameters
@@ -215,202 +204,6 @@ def _check_variance(variance: Any) -> float:
     return check_real("variance", variance, low=0, low_open=True)
 
 
-def _log_weights(pi: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.maximum(np.log(pi), LOG_FLOOR)
-
-
-def _log_gauss(x: np.ndarray, means: np.ndarray, variance: float) -> np.ndarray:
-    """Unnormalised log-density :math:`-\\|x-\\mu_j\\|^2/2\\sigma^2`, component axis first.
-
-    x (..., d), means (m, d) -> (m, ...).
-    """
-    sq = np.einsum("...d,...d->...", x, x)[None] - 2.0 * np.einsum("jd,...d->j...", means, x)
-    sq += np.einsum("jd,jd->j", means, means).reshape((-1,) + (1,) * (x.ndim - 1))
-    return -0.5 * np.maximum(sq, 0.0) / variance
-
-
-def _check_means(name: str, value: Any) -> np.ndarray:
-    return check_array(name, value, ndim=2)
-
-
-def _check_samples(x: Any, d: int) -> np.ndarray:
-    arr = check_array("x", x)
-    if arr.ndim == 2:
-        arr = arr[None]
-    if arr.ndim != 3 or arr.shape[-1] != d or arr.shape[1] == 0:
-        raise ValueError(f"x must have shape (C, n, d) or (n, d) with d = {d} and n >= 1, got {np.shape(x)}.")
-    return arr
-
-
-def _client_weights(name: str, value: Any, n_clients: int, m: int) -> np.ndarray:
-    arr = check_simplex(name, value, size=m)
-    if arr.ndim == 1:
-        arr = np.broadcast_to(arr, (n_clients, m))
-    if arr.shape != (n_clients, m):
-        raise ValueError(f"{name} must have shape ({m},) or ({n_clients}, {m}), got {arr.shape}.")
-    return arr
-
-
-def _responsibilities(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variance: float) -> np.ndarray:
-    """E-step (4.34) in log space: x (C, n, d), log_pi (C, m) -> r (m, C, n), component axis first."""
-    a = log_pi.T[:, :, None] + _log_gauss(x, means, variance)
-    return np.exp(a - _lse(a, 0, keepdims=True))
-
-
-def gmm_responsibilities(x: Any, pi: Any, means: Any, *, variance: float = 1.0) -> np.ndarray:
-    r"""E-step (4.34), in log space: the responsibility of each component for each sample.
-
-    .. math::
-        w_{c,i,j} = \frac{\pi_{c,j}f_{\mu_j}(x_{c,i})}{\sum_l\pi_{c,l}f_{\mu_l}(x_{c,i})}.
-
-    Parameters
-    ----------
-    x : array (C, n, d) or (n, d)
-        Samples of each client.
-    pi : array (C, m) or (m,)
-        Mixture weights on the simplex (a zero weight gives a zero responsibility).
-    means : array (m, d)
-        Component means :math:`\mu_j`; components are :math:`\mathcal N(\mu_j, \sigma^2 I_d)`.
-    variance : float
-        :math:`\sigma^2 > 0`.
-
-    Returns
-    -------
-    np.ndarray (C, n, m)
-        Rows on the simplex.
-    """
-    mu = _check_means("means", means)
-    xs = _check_samples(x, mu.shape[1])
-    pi = _client_weights("pi", pi, xs.shape[0], mu.shape[0])
-    return _responsibilities(xs, _log_weights(pi), mu, _check_variance(variance)).transpose(1, 2, 0)
-
-
-def _em_local(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variance: float):
-    r = _responsibilities(x, log_pi, means, variance)                   # (m, C, b)
-    mass = r.sum(-1).T                                                  # (C, m)
-    pi_tilde = mass / x.shape[1]
-    weighted = np.einsum("mcb,cbd->cmd", r, x)                          # (C, m, d)
-    safe = mass[..., None] > 0
-    local = np.where(safe, weighted / np.where(safe, mass[..., None], 1.0), means[None])
-    return pi_tilde, local, mass, weighted
-
-
-def em_local_step(x: Any, pi: Any, means: Any, *, variance: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    r"""One local EM update of every client (eqs. (4.34)–(4.36)), the M-step dividing by the batch size.
-
-    .. math::
-        \tilde\pi_{c,j} = \frac1b\sum_{i=1}^b w_{c,i,j},\qquad
-        \tilde\mu_{c,j} = \frac{\sum_i w_{c,i,j}x_{c,i}}{\sum_i w_{c,i,j}}.
-
-    Parameters
-    ----------
-    x : array (C, b, d) or (b, d)
-        The batch of each client.
-    pi : array (C, m) or (m,)
-        Current weights :math:`\tilde\pi^{(k)}` on the simplex.
-    means : array (m, d)
-        Current (synchronised) means :math:`\tilde\mu^{(k)}`.
-    variance : float
-        :math:`\sigma^2 > 0`.
-
-    Returns
-    -------
-    pi_tilde : np.ndarray (C, m)
-    local_means : np.ndarray (C, m, d)
-        A component with no responsibility at a client keeps the broadcast mean there (its weight in the
-        synchronisation is 0).
-    """
-    mu = _check_means("means", means)
-    xs = _check_samples(x, mu.shape[1])
-    pi = _client_weights("pi", pi, xs.shape[0], mu.shape[0])
-    pi_tilde, local, _, _ = _em_local(xs, _log_weights(pi), mu, _check_variance(variance))
-    return pi_tilde, local
-
-
-def _sync(pi_tilde: np.ndarray, local: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    total = pi_tilde.sum(0)                                             # (m,)
-    num = np.einsum("cm,cmd->md", pi_tilde, local)
-    ok = total[:, None] > 0
-    return np.where(ok, num / np.where(ok, total[:, None], 1.0), fallback)
-
-
-def sync_means(pi_tilde: Any, local_means: Any, fallback: Any) -> np.ndarray:
-    r"""Server synchronisation of the means (Algorithm 15, line 11).
-
-    .. math::
-        \tilde\mu_j = \frac{\sum_c\tilde\pi_{c,j}\tilde\mu_{c,j}}{\sum_c\tilde\pi_{c,j}}.
-
-    With equal batch sizes this is the pooled-data M-step :math:`\sum_{c,i}w_{c,i,j}x_{c,i}/\sum_{c,i}w_{c,i,j}`
-    (dynamic spec A.8, fact A4).
-
-    Parameters
-    ----------
-    pi_tilde : array (C, m)
-        Local weights (non-negative).
-    local_means : array (C, m, d)
-    fallback : array (m, d)
-        Mean kept by a component that no client gives weight to.
-
-    Returns
-    -------
-    np.ndarray (m, d)
-    """
-    lm = check_array("local_means", local_means, ndim=3)
-    pt = check_array("pi_tilde", pi_tilde, shape=lm.shape[:2], nonnegative=True)
-    fb = check_array("fallback", fallback, shape=lm.shape[1:])
-    return _sync(pt, lm, fb)
-
-
-def _federated_em(x: np.ndarray, means: np.ndarray, log_pi0: np.ndarray, n_steps: int, split: bool,
-                  variance: float) -> tuple[np.ndarray, np.ndarray]:
-    n = x.shape[1]
-    b = n // n_steps if (split and n >= n_steps) else n
-    mu, log_pi = means, log_pi0
-    pi_tilde = np.exp(log_pi0)
-    for k in range(n_steps):
-        xb = x[:, k * b:(k + 1) * b] if b < n else x
-        pi_tilde, local, _, _ = _em_local(xb, log_pi, mu, variance)
-        mu = _sync(pi_tilde, local, mu)
-        log_pi = _log_weights(pi_tilde)
-    return pi_tilde, mu
-
-
-def federated_em(x: Any, means: Any, pi_init: Any, *, n_steps: int = 3, split: bool = True,
-                 variance: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    r"""The inner loop of Algorithm 15: K rounds of local EM steps and server synchronisation.
-
-    It solves, in a distributed way, the pooled likelihood problem (4.26). With ``split`` the n samples
-    are cut into K batches of size :math:`\lfloor n/K\rfloor` and step k uses batch k (sample splitting);
-    with ``n < K`` or ``split=False`` every step uses all samples (dynamic spec A.5 item 4).
-
-    Parameters
-    ----------
-    x : array (C, n, d) or (n, d)
-    means : array (m, d)
-        Starting means :math:`\tilde\mu^{(1)} = \mu_t`.
-    pi_init : array (C, m) or (m,)
-        :math:`\tilde\pi^{(1)}` on the simplex.
-    n_steps : int
-        :math:`K \ge 1`.
-    split : bool
-    variance : float
-        :math:`\sigma^2 > 0`.
-
-    Returns
-    -------
-    pi_tilde : np.ndarray (C, m)
-        :math:`\tilde\pi^{(K+1)}_{t,c}`.
-    means : np.ndarray (m, d)
-        :math:`\tilde\mu^{(K+1)}_{t+1}`.
-    """
-    mu = _check_means("means", means)
-    xs = _check_samples(x, mu.shape[1])
-    pi = _client_weights("pi_init", pi_init, xs.shape[0], mu.shape[0])
-    k = check_int("n_steps", n_steps, low=1)
-    return _federated_em(xs, mu, _log_weights(pi), k, bool(split), _check_variance(variance))
-
-
 def _sample_mixture(rng: np.random.Generator, pi: np.ndarray, means: np.ndarray, n: int, variance: float) -> np.ndarray:
     """n draws per row of ``pi`` (C, m) from :math:`\\sum_j\\pi_j\\mathcal N(\\mu_j,\\sigma^2I)`: (C, n, d)."""
     cdf = np.cumsum(pi, axis=-1)
@@ -421,9 +214,9 @@ def _sample_mixture(rng: np.random.Generator, pi: np.ndarray, means: np.ndarray,
 
 def _log_neg_grad(z: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variance: float) -> np.ndarray:
     r"""log of :math:`-\hat\nabla_j = \mathrm{mean}_i f_j(z_i)/\sum_l\pi_l f_l(z_i)` for z (C, N, d) -> (C, m)."""
-    lf = _log_gauss(z, means, variance)                                  # (m, C, N)
-    log_ratio = lf - _lse(log_pi.T[:, :, None] + lf, 0)[None]
-    return (_lse(log_ratio, -1) - math.log(z.shape[1])).T
+    lf = gaussian_log_kernel(z, means, variance)                         # (m, C, N)
+    log_ratio = lf - log_sum_exp(log_pi.T[:, :, None] + lf, 0)[None]
+    return (log_sum_exp(log_ratio, -1) - math.log(z.shape[1])).T
 
 
 def _grad_from_log(log_neg: np.ndarray) -> np.ndarray:
@@ -464,23 +257,22 @@ def mixture_weight_gradient(pi: Any, means: Any, *, pi_tilde: Any = None, sample
     np.ndarray (C, m)
         Non-positive entries.
     """
-    mu = _check_means("means", means)
+    mu = check_array("means", means, ndim=2)
     variance = _check_variance(variance)
     if (pi_tilde is None) == (samples is None):
         raise ValueError("give exactly one of pi_tilde (Monte Carlo from the estimated mixture) and samples.")
     pi = check_simplex("pi", pi, size=mu.shape[0])
     if samples is not None:
-        z = _check_samples(samples, mu.shape[1])
+        z = check_samples(samples, dim=mu.shape[1], name="samples")
         n_clients = z.shape[0]
     else:
         pt = check_simplex("pi_tilde", pi_tilde, size=mu.shape[0])
         n_clients = max(1 if pt.ndim == 1 else pt.shape[0], 1 if pi.ndim == 1 else pi.shape[0])
-        pt = _client_weights("pi_tilde", pt, n_clients, mu.shape[0])
+        pt = check_client_weights("pi_tilde", pt, n_clients, mu.shape[0])
         n_mc = check_int("n_mc", n_mc, low=1)
-        rng = as_numpy_rng(rng)
-        z = _sample_mixture(rng, pt, mu, n_mc, variance)
-    pi = _client_weights("pi", pi, n_clients, mu.shape[0])
-    return _grad_from_log(_log_neg_grad(z, _log_weights(pi), mu, variance))
+        z = _sample_mixture(as_numpy_rng(rng), pt, mu, n_mc, variance)
+    pi = check_client_weights("pi", pi, n_clients, mu.shape[0])
+    return _grad_from_log(_log_neg_grad(z, log_weights(pi), mu, variance))
 
 
 def _density_parts(lf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -499,7 +291,7 @@ def _mixture_log_density(log_pi: np.ndarray, parts: tuple) -> np.ndarray:
     with np.errstate(divide="ignore"):
         out = np.log(dens) + mx
     bad = np.nonzero(dens <= 0)
-    out[bad] = _lse(log_pi[bad[0]].T + flat[:, bad[1]], 0)
+    out[bad] = log_sum_exp(log_pi[bad[0]].T + flat[:, bad[1]], 0)
     return out
 
 
@@ -528,19 +320,19 @@ def mixture_kl(pi_p: Any, means_p: Any, pi_q: Any, means_q: Any, *, n_mc: int = 
     -------
     np.ndarray (C,)
     """
-    mp = _check_means("means_p", means_p)
+    mp = check_array("means_p", means_p, ndim=2)
     mq = check_array("means_q", means_q, ndim=2)
     if mq.shape[1] != mp.shape[1]:
         raise ValueError(f"means_q must have dimension {mp.shape[1]}, got shape {mq.shape}.")
     pp, pq = check_simplex("pi_p", pi_p, size=mp.shape[0]), check_simplex("pi_q", pi_q, size=mq.shape[0])
     c = max(1 if pp.ndim == 1 else pp.shape[0], 1 if pq.ndim == 1 else pq.shape[0])
-    pp, pq = _client_weights("pi_p", pp, c, mp.shape[0]), _client_weights("pi_q", pq, c, mq.shape[0])
+    pp, pq = check_client_weights("pi_p", pp, c, mp.shape[0]), check_client_weights("pi_q", pq, c, mq.shape[0])
     n_mc = check_int("n_mc", n_mc, low=1)
     variance = _check_variance(variance)
     rng = as_numpy_rng(rng)
     z = mp[:, None, :] + math.sqrt(variance) * rng.standard_normal((mp.shape[0], n_mc, mp.shape[1]))
-    log_p = _mixture_log_density(_log_weights(pp), _density_parts(_log_gauss(z, mp, variance)))   # (C, m_P * n)
-    log_q = _mixture_log_density(_log_weights(pq), _density_parts(_log_gauss(z, mq, variance)))
+    log_p = _mixture_log_density(log_weights(pp), _density_parts(gaussian_log_kernel(z, mp, variance)))  # (C, m_P n)
+    log_q = _mixture_log_density(log_weights(pq), _density_parts(gaussian_log_kernel(z, mq, variance)))
     return np.einsum("cr,cr->c", pp, (log_p - log_q).reshape(c, mp.shape[0], n_mc).mean(-1))
 
 
@@ -561,7 +353,7 @@ def center_error(means: Any, means_star: Any) -> float:
     -------
     float
     """
-    mu = _check_means("means", means)
+    mu = check_array("means", means, ndim=2)
     ms = check_array("means_star", means_star, shape=mu.shape)
     return _center_error(mu, ms)
 
@@ -580,67 +372,148 @@ def _center_error(mu: np.ndarray, ms: np.ndarray) -> float:
     return float(dist[rows, cols].max())
 
 
-@dataclass(frozen=True)
-class GMMRun:
-    r"""Trajectory of :func:`fem_omd_gmm` (T steps, C clients, m components, dimension d).
+# ----------------------------------------------------------------------------------------- the GMM environment
+
+class GMMStep:
+    r"""Step :math:`t` of a federated Gaussian-mixture stream: the clients' samples and what scores the played model.
+
+    :math:`\mathcal P_{t,c} = \sum_j\pi^*_{t,c,j}\mathcal N(\mu^*_j, \sigma^2I_d)`. Built by :class:`GMMEnvironment`.
 
     Attributes
     ----------
-    loss : np.ndarray (T, C)
-        :math:`\varphi_{t,c}(\theta_{t,c})`, the KL (4.24) of the played model (Monte Carlo).
-    comparator_loss : np.ndarray (T, C)
-        :math:`\varphi_{t,c}` of the best fixed model in hindsight, :math:`(\mu^*, \bar\pi^*_c)` with
-        :math:`\bar\pi^*_c = \frac1T\sum_s\pi^*_{s,c}`, on the same draws (common random numbers).
-    regret : np.ndarray (T, C)
-        :math:`R_{t,c} = \sum_{s\le t}\varphi_{s,c}(\theta_{s,c}) - \varphi_{s,c}(\mu^*,\bar\pi^*_c)`; at
-        :math:`t = T` this is the regret (4.25) exactly (up to Monte Carlo).
-    grad_err : np.ndarray (T, C)
-        :math:`\|\nabla_{t,c} - \hat\nabla_{t,c}\|_\infty`, the true gradient (4.27) estimated on the loss draws.
-    grad_norm : np.ndarray (T, C)
-        :math:`\|\hat\nabla_{t,c}\|_\infty` (after clipping).
-    eta : np.ndarray (T,)
-    pi : np.ndarray (T+1, C, m)
-        Played weights :math:`\pi_{t,c}` (row 0 is the initialisation).
-    means : np.ndarray (T+1, m, d)
-        Played means :math:`\mu_t`.
-    center_error : np.ndarray (T+1,)
-        :func:`center_error` of ``means``.
-    config : dict
+    t : int
+        The step, 1-based.
+    horizon : int
+        T.
+    means_star : np.ndarray (m, d)
+    weights_star : np.ndarray (C, m)
+        :math:`\pi^*_{t,c}`.
+    log_comparator : np.ndarray (C, m)
+        :math:`\log\bar\pi^*_c`, the time-averaged weights of the best fixed model in hindsight.
+    samples : np.ndarray (C, n, d)
+        :math:`\mathcal S_{t,c}`.
+    loss_draws : np.ndarray (m, L, d)
+        L draws of each :math:`\mathcal N(\mu^*_r, \sigma^2I)`, shared by the clients (stratified Monte Carlo).
+    variance : float
+        :math:`\sigma^2`, known to the clients.
     """
 
-    loss: np.ndarray
-    comparator_loss: np.ndarray
-    regret: np.ndarray
-    grad_err: np.ndarray
-    grad_norm: np.ndarray
-    eta: np.ndarray
-    pi: np.ndarray
-    means: np.ndarray
-    center_error: np.ndarray
-    config: dict = field(default_factory=dict)
+    def __init__(self, t: int, horizon: int, means_star: np.ndarray, weights_star: np.ndarray,
+                 log_comparator: np.ndarray, samples: np.ndarray, loss_draws: np.ndarray, variance: float) -> None:
+        self.t, self.horizon, self.variance = t, horizon, variance
+        self.means_star, self.weights_star, self.log_comparator = means_star, weights_star, log_comparator
+        self.samples, self.loss_draws = samples, loss_draws
+        self._log_w = log_weights(weights_star)
+        # component densities of the true mixture at the m * L draws
+        self._star = _density_parts(gaussian_log_kernel(loss_draws, means_star, variance))
+
+    def _shape(self) -> tuple[int, int, int]:
+        return self.weights_star.shape[0], self.loss_draws.shape[0], self.loss_draws.shape[1]
+
+    def losses(self, log_pi: np.ndarray, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""The KL loss (4.24) of the played model and of the comparator, on the same draws.
+
+        :math:`\varphi_{t,c}(\mu, \pi_c)` and :math:`\varphi_{t,c}(\mu^*, \bar\pi^*_c)` (common random numbers), for
+        ``log_pi`` (C, m) and ``means`` (m, d); two arrays (C,).
+        """
+        star = self._star
+        play = _density_parts(gaussian_log_kernel(self.loss_draws, means, self.variance))
+        # mixture densities at the draws, scaled by exp(-max_l log f_l(z)): P = D * exp(mx)
+        d_p, d_q = np.exp(self._log_w) @ star[2], np.exp(log_pi) @ play[2]
+        d_bar = np.exp(self.log_comparator) @ star[2]
+        if min(d_p.min(), d_q.min(), d_bar.min()) > 0:                # in place: these are (C, m L) arrays
+            p_minus_q = np.log(np.divide(d_p, d_q, out=d_q), out=d_q)
+            p_minus_q += star[1] - play[1]
+            p_minus_bar = np.log(np.divide(d_p, d_bar, out=d_bar), out=d_bar)
+        else:                                                          # some density underflowed: log path
+            log_p = _mixture_log_density(self._log_w, star)
+            p_minus_q = log_p - _mixture_log_density(log_pi, play)
+            p_minus_bar = log_p - _mixture_log_density(self.log_comparator, star)
+        shape, ws = self._shape(), self.weights_star
+        return (np.einsum("cr,cr->c", ws, p_minus_q.reshape(shape).mean(-1)),
+                np.einsum("cr,cr->c", ws, p_minus_bar.reshape(shape).mean(-1)))
+
+    def true_gradient(self, log_pi: np.ndarray) -> np.ndarray:
+        r"""The exact gradient (4.27) at the played weights, estimated on the loss draws, (C, m).
+
+        :math:`\nabla_{t,c,j} = -\sum_r\pi^*_{t,c,r}\,\mathbb E_{z\sim\mathcal N(\mu^*_r,\sigma^2I)}
+        [f^*_j(z)/\sum_l\pi_{t,c,l}f^*_l(z)]`.
+        """
+        star, (c, m, n_draws) = self._star, self._shape()
+        d_den = np.exp(log_pi) @ star[2]
+        if d_den.min() > 0:                                            # exp(mx) / P_played(z), in place
+            inv = np.minimum(np.divide(1.0, d_den, out=d_den), _STEP_CAP, out=d_den)
+        else:
+            inv = np.exp(np.minimum(star[1] - _mixture_log_density(log_pi, star), _LOG_CAP))
+        weighted = inv.reshape(c, m, n_draws)
+        weighted *= self.weights_star[:, :, None]
+        return -(weighted.reshape(c, -1) @ star[2].T) / n_draws
+
+
+class GMMEnvironment:
+    r"""The federated Gaussian-mixture stream of §4.4.5.1 as engine data: ``env(t)`` is the :class:`GMMStep` t + 1.
+
+    :math:`\mathcal P_{t,c} = \sum_j\pi^*_{t,c,j}\mathcal N(\mu^*_j,\sigma^2I_d)`, the weights chosen by the
+    environment (possibly adversarially). Step t draws the n samples of every client from
+    ``(seed, t, Stream.ONLINE_DATA)`` and the loss draws from ``(seed, t, Stream.ONLINE_LOSS)``; the comparator is
+    the best fixed model in hindsight :math:`(\mu^*, \bar\pi^*_c)`, :math:`\bar\pi^*_c = \frac1T\sum_s\pi^*_{s,c}`.
+
+    Parameters
+    ----------
+    means_star : array (m, d)
+        True centres :math:`\mu^*_j`.
+    weights_star : array (T, C, m)
+        True weights :math:`\pi^*_{t,c}` on the simplex.
+    n_samples : int
+        Samples per client and step, :math:`n \ge 1`.
+    n_mc_loss : int
+        Draws per component to estimate the loss and the true gradient (>= 1).
+    variance : float
+        Known component variance :math:`\sigma^2 > 0` (1 in the thesis).
+    seed : int
+    """
+
+    def __init__(self, means_star: Any, weights_star: Any, *, n_samples: int = 30, n_mc_loss: int = 200,
+                 variance: float = 1.0, seed: int = 0) -> None:
+        self.means_star = check_array("means_star", means_star, ndim=2)
+        m = self.means_star.shape[0]
+        self.weights_star = check_simplex("weights_star", weights_star, size=m)
+        if self.weights_star.ndim != 3 or 0 in self.weights_star.shape[:2]:
+            raise ValueError("weights_star must have shape (T, C, m) with at least one step and one client, got "
+                             f"{self.weights_star.shape}.")
+        self.n_samples = check_int("n_samples", n_samples, low=1)
+        self.n_mc_loss = check_int("n_mc_loss", n_mc_loss, low=1)
+        self.variance = _check_variance(variance)
+        self.seed = check_int("seed", seed, low=0)
+        self.log_comparator = log_weights(self.weights_star.mean(0))
 
     @property
     def horizon(self) -> int:
-        return int(self.loss.shape[0])
+        return int(self.weights_star.shape[0])
+
+    def __call__(self, t: int) -> GMMStep:
+        t = check_int("t", t, low=0, high=self.horizon - 1)
+        mu, ws, step = self.means_star, self.weights_star[t], t + 1
+        shape = (mu.shape[0], self.n_mc_loss, mu.shape[1])
+        z = mu[:, None, :] + math.sqrt(self.variance) * numpy_rng(self.seed, step, Stream.ONLINE_LOSS).standard_normal(shape)
+        x = _sample_mixture(numpy_rng(self.seed, step, Stream.ONLINE_DATA), ws, mu, self.n_samples, self.variance)
+        return GMMStep(step, self.horizon, mu, ws, self.log_comparator, x, z, self.variance)
+
+
+# ----------------------------------------------------------------------------------------- FEM-OMD for GMMs
+
+@dataclass(frozen=True)
+class GaussianFEMOMDState:
+    """Played means ``(m, d)``, every client's log mixture weights ``(C, m)`` and the step count."""
+
+    means: np.ndarray
+    log_pi: np.ndarray
+    round: int = 0
 
     @property
-    def mean_regret(self) -> np.ndarray:
-        r""":math:`\bar R_t = \frac1C\sum_c R_{t,c}`, shape (T,)."""
-        return self.regret.mean(1)
-
-    @property
-    def regret_per_step(self) -> float:
-        r""":math:`\bar R_T / T`."""
-        return float(self.mean_regret[-1] / self.horizon)
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable summary: curves averaged over clients, final weights and means."""
-        return {"t": list(range(1, self.horizon + 1)), "mean_regret": self.mean_regret.tolist(),
-                "mean_loss": self.loss.mean(1).tolist(), "mean_comparator_loss": self.comparator_loss.mean(1).tolist(),
-                "mean_grad_err": self.grad_err.mean(1).tolist(), "max_grad_norm": float(self.grad_norm.max()),
-                "eta": self.eta.tolist(), "center_error": self.center_error.tolist(),
-                "regret_per_step": self.regret_per_step, "final_means": self.means[-1].tolist(),
-                "config": self.config}
+    def weights(self) -> np.ndarray:
+        """Mixture weights :math:`\\pi_{t,c}`, shape (C, m)."""
+        return np.exp(self.log_pi)
 
 
 def _initial_means(means_star: np.ndarray, init_scale: float, rng: np.random.Generator) -> np.ndarray:
@@ -653,33 +526,41 @@ def _initial_means(means_star: np.ndarray, init_scale: float, rng: np.random.Gen
     return means_star + init_scale * sep / math.sqrt(d) * rng.standard_normal((m, d))
 
 
-def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em_steps: int = 3, lr: float = 1.0,
-                schedule: str = "anytime", split: bool = True, grad_clip: float | None = 10.0,
-                gradient: str = "model", pi_init: str = "uniform", n_mc: int | None = None,
-                n_mc_loss: int = 200, means_init: Any = None, init_scale: float = 1.0 / 16,
-                variance: float = 1.0, seed: int = 0, progress: bool | None = False) -> GMMRun:
-    r"""Run FEM-OMD for Gaussian mixtures (Algorithm 15, index-corrected; dynamic spec §A.2.4) and measure its regret.
+def _inner_em(x: np.ndarray, means: np.ndarray, log_pi0: np.ndarray, n_steps: int, split: bool,
+              variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """K federated EM steps (Algorithm 15 lines 5-12) from ``means`` and ``log_pi0``: step k uses batch k of size
+    n // K with ``split`` and n >= K, else all n samples. Returns the last weights (C, m) and means (m, d)."""
+    n = x.shape[1]
+    b = n // n_steps if (split and n >= n_steps) else n
+    mu, log_pi = means, log_pi0
+    for k in range(n_steps):
+        pi_tilde, mu, _ = em_step(x[:, k * b:(k + 1) * b] if b < n else x, log_pi, mu, variance)
+        log_pi = log_weights(pi_tilde)
+    return pi_tilde, mu
 
-    The environment is :math:`\mathcal P_{t,c} = \sum_j\pi^*_{t,c,j}\mathcal N(\mu^*_j,\sigma^2I_d)`. Each step:
-    score the played :math:`(\mu_t, \pi_{t,c})` (loss (4.24), regret (4.25) against
-    :math:`(\mu^*,\bar\pi^*_c)`, the best fixed model in hindsight), draw n samples per client, run
-    :func:`federated_em` (K steps), average the means over time, estimate the weight gradient
-    (:func:`mixture_weight_gradient`) and take :func:`omd_step` with :math:`\eta_t` from
-    :data:`STEP_SCHEDULES`.
+
+class GaussianFEMOMD:
+    r"""FEM-OMD for Gaussian mixtures (Algorithm 15, index-corrected; dynamic spec §A.2.4) on a :class:`GMMEnvironment`.
+
+    Run with ``fedlab.engine.run(algorithm, environment, rounds=T, seed=seed, order="evaluate_first")``. At step t
+    ``evaluate`` scores the played :math:`(\mu_t, \pi_{t,c})` — ``kl``, the loss :math:`\varphi_{t,c}` (4.24),
+    ``comparator_kl`` (the best fixed model in hindsight, so :func:`regret_curves` is the regret (4.25)),
+    ``center_error`` (:func:`center_error` of :math:`\mu_t`, the same for every client) and ``weight_j``
+    (:math:`\pi_{t,c,j}`) — then ``round`` runs :math:`K` federated EM steps on the step's samples
+    (:func:`fedlab.gmm.em_step`), averages the means over time, estimates the weight gradient at the played weights
+    and takes the entropic OMD step with :math:`\eta_t` from :data:`STEP_SCHEDULES`. Its info (History.log, read
+    with :func:`logged`): ``eta``, ``grad_err`` :math:`\|\nabla_{t,c} - \hat\nabla_{t,c}\|_\infty` (the true
+    gradient (4.27) estimated on the loss draws) and ``grad_norm`` :math:`\|\hat\nabla_{t,c}\|_\infty` (after
+    clipping), lists over clients.
 
     Parameters
     ----------
-    means_star : array (m, d)
-        True centres :math:`\mu^*_j`.
-    weights_star : array (T, C, m)
-        True weights :math:`\pi^*_{t,c}` on the simplex (chosen by the environment, possibly adversarially).
-    n_samples : int
-        Samples per client and step, :math:`n \ge 1`.
     n_em_steps : int
         Inner EM steps :math:`K \ge 1`.
     lr : float
         :math:`\eta_0 > 0` of the step schedule.
     schedule : {"anytime", "fixed", "constant"}
+        ``"fixed"`` uses the environment's horizon T.
     split : bool
         Sample splitting in the inner loop.
     grad_clip : float or None
@@ -689,110 +570,99 @@ def fem_omd_gmm(means_star: Any, weights_star: Any, *, n_samples: int = 30, n_em
     pi_init : {"uniform", "previous"}
         :math:`\tilde\pi^{(1)}_{t,c}`: uniform, or the played :math:`\pi_{t,c}` (Assumption 29 is unrealistic).
     n_mc : int, optional
-        Monte-Carlo draws of the gradient (default ``n_samples``).
-    n_mc_loss : int
-        Draws per component to estimate the loss and the true gradient.
+        Monte-Carlo draws of the gradient (default: the step's n).
     means_init : array (m, d), optional
         :math:`\mu_1`; default :math:`\mu^* + \xi`, :math:`\mathbb E\|\xi_j\|^2 = (\text{init\_scale}\cdot\text{sep})^2`
-        with sep the smallest centre distance (Assumption 28 radius for ``init_scale = 1/16``).
+        with sep the smallest centre distance (Assumption 28 radius for ``init_scale = 1/16``), drawn from
+        ``(seed, 0, Stream.ONLINE_INIT)``.
     init_scale : float
         ``>= 0``.
-    variance : float
-        Known component variance :math:`\sigma^2 > 0` (1 in the thesis).
-    seed : int
-    progress : bool or None
-
-    Returns
-    -------
-    GMMRun
     """
-    mu_star = _check_means("means_star", means_star)
-    m, d = mu_star.shape
-    w_star = check_simplex("weights_star", weights_star, size=m)
-    if w_star.ndim != 3:
-        raise ValueError(f"weights_star must have shape (T, C, m), got {w_star.shape}.")
-    horizon, n_clients = w_star.shape[:2]
-    if horizon < 1 or n_clients < 1:
-        raise ValueError(f"weights_star must hold at least one step and one client, got shape {w_star.shape}.")
-    n = check_int("n_samples", n_samples, low=1)
-    k_steps = check_int("n_em_steps", n_em_steps, low=1)
-    lr = check_real("lr", lr, low=0, low_open=True)
-    check_choice("schedule", schedule, STEP_SCHEDULES)
-    if grad_clip is not None:
-        grad_clip = check_real("grad_clip", grad_clip, low=0, low_open=True)
-    check_choice("gradient", gradient, GMM_GRADIENTS)
-    check_choice("pi_init", pi_init, PI_INITS)
-    n_mc = n if n_mc is None else check_int("n_mc", n_mc, low=1)
-    n_mc_loss = check_int("n_mc_loss", n_mc_loss, low=1)
-    init_scale = check_real("init_scale", init_scale, low=0)
-    variance = _check_variance(variance)
-    seed = check_int("seed", seed, low=0)
-    if means_init is None:
-        mu = _initial_means(mu_star, init_scale, numpy_rng(seed, 0, Stream.ONLINE_INIT))
-    else:
-        mu = check_array("means_init", means_init, shape=(m, d)).copy()
-    sd = math.sqrt(variance)
 
-    log_pi = np.full((n_clients, m), -math.log(m))
-    log_w_star = _log_weights(w_star)
-    log_pi_bar = _log_weights(w_star.mean(0))                               # comparator (C, m)
-    out = {name: np.empty((horizon, n_clients)) for name in ("loss", "comp", "gerr", "gnorm")}
-    eta = np.empty(horizon)
-    pis, means, cerr = [np.exp(log_pi)], [mu.copy()], [_center_error(mu, mu_star)]
-    for t in tqdm(range(1, horizon + 1), desc="FEM-OMD", disable=not progress, leave=False):
-        ws, lws = w_star[t - 1], log_w_star[t - 1]
-        # 1. score the played model on stratified draws z ~ N(mu*_r, s^2 I), shared by the clients
-        z = mu_star[:, None, :] + sd * numpy_rng(seed, t, Stream.ONLINE_LOSS).standard_normal((m, n_mc_loss, d))
-        star = _density_parts(_log_gauss(z, mu_star, variance))       # component densities at the m * L draws
-        play = _density_parts(_log_gauss(z, mu, variance))
-        shape = (n_clients, m, n_mc_loss)
-        # mixture densities at the draws, scaled by exp(-max_l log f_l(z)): P = D * exp(mx)
-        d_p, d_q = np.exp(lws) @ star[2], np.exp(log_pi) @ play[2]
-        d_bar, d_den = np.exp(log_pi_bar) @ star[2], np.exp(log_pi) @ star[2]
-        if min(d_p.min(), d_q.min(), d_bar.min(), d_den.min()) > 0:
-            p_minus_q = np.log(d_p / d_q) + (star[1] - play[1])
-            p_minus_bar = np.log(d_p / d_bar)
-            inv = np.minimum(1.0 / d_den, _STEP_CAP)                  # exp(mx) / P_played(z)
-        else:                                                          # some density underflowed: log path
-            log_p = _mixture_log_density(lws, star)
-            p_minus_q = log_p - _mixture_log_density(log_pi, play)
-            p_minus_bar = log_p - _mixture_log_density(log_pi_bar, star)
-            inv = np.exp(np.minimum(star[1] - _mixture_log_density(log_pi, star), _LOG_CAP))
-        out["loss"][t - 1] = np.einsum("cr,cr->c", ws, p_minus_q.reshape(shape).mean(-1))
-        out["comp"][t - 1] = np.einsum("cr,cr->c", ws, p_minus_bar.reshape(shape).mean(-1))
-        # true gradient (4.27) at the played weights: -sum_r pi*_r mean_i f*_j(z_ri) / sum_l pi_l f*_l(z_ri)
-        weighted = (inv.reshape(shape) * ws[:, :, None]).reshape(n_clients, -1)
-        true_grad = -(weighted @ star[2].T) / n_mc_loss
-        # 2. observe n samples per client
-        x = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_DATA), ws, mu_star, n, variance)
-        # 3. federated EM from the current means
-        log_pi0 = np.full_like(log_pi, -math.log(m)) if pi_init == "uniform" else log_pi
-        pi_tilde, mu_em = _federated_em(x, mu, log_pi0, k_steps, split, variance)
-        # 4. running average of the EM outputs (t is 1-based; previous mu on the right-hand side)
-        mu = t / (t + 1) * mu + mu_em / (t + 1)
-        # 5. gradient estimate at the played weights
-        if gradient == "model":
-            zg = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_GRAD), pi_tilde, mu, n_mc, variance)
+    def __init__(self, *, n_em_steps: int = 3, lr: float = 1.0, schedule: str = "anytime", split: bool = True,
+                 grad_clip: float | None = 10.0, gradient: str = "model", pi_init: str = "uniform",
+                 n_mc: int | None = None, means_init: Any = None, init_scale: float = 1.0 / 16) -> None:
+        self.n_em_steps = check_int("n_em_steps", n_em_steps, low=1)
+        self.lr = check_real("lr", lr, low=0, low_open=True)
+        self.schedule = check_choice("schedule", schedule, STEP_SCHEDULES)
+        self.split = bool(split)
+        self.grad_clip = None if grad_clip is None else check_real("grad_clip", grad_clip, low=0, low_open=True)
+        self.gradient = check_choice("gradient", gradient, GMM_GRADIENTS)
+        self.pi_init = check_choice("pi_init", pi_init, PI_INITS)
+        self.n_mc = None if n_mc is None else check_int("n_mc", n_mc, low=1)
+        self.means_init = None if means_init is None else check_array("means_init", means_init, ndim=2)
+        self.init_scale = check_real("init_scale", init_scale, low=0)
+
+    def init(self, data: GMMStep, seed: int) -> GaussianFEMOMDState:
+        if not isinstance(data, GMMStep):
+            raise TypeError(f"GaussianFEMOMD runs on a GMMEnvironment's steps, got {type(data).__name__}.")
+        mu_star = data.means_star
+        if self.means_init is None:
+            means = _initial_means(mu_star, self.init_scale, numpy_rng(seed, 0, Stream.ONLINE_INIT))
         else:
-            zg = x
-        g = _grad_from_log(_log_neg_grad(zg, log_pi, mu, variance))
-        if grad_clip is not None:
-            g = np.maximum(g, -grad_clip)
-        out["gerr"][t - 1] = np.abs(g - true_grad).max(1)
-        out["gnorm"][t - 1] = np.abs(g).max(1)
-        # 6. entropic OMD step in log space
-        eta[t - 1] = STEP_SCHEDULES[schedule](t, horizon, m, lr)
-        log_pi = omd_log_step(log_pi, g, eta[t - 1], None)
-        pis.append(np.exp(log_pi))
-        means.append(mu.copy())
-        cerr.append(_center_error(mu, mu_star))
-    config = {"n_samples": n, "n_em_steps": k_steps, "lr": lr, "schedule": schedule, "split": bool(split),
-              "grad_clip": grad_clip, "gradient": gradient, "pi_init": pi_init, "n_mc": n_mc,
-              "n_mc_loss": n_mc_loss, "init_scale": init_scale, "variance": variance, "seed": seed,
-              "n_clients": int(n_clients), "n_components": int(m), "dim": int(d), "horizon": int(horizon)}
-    return GMMRun(loss=out["loss"], comparator_loss=out["comp"], regret=np.cumsum(out["loss"] - out["comp"], axis=0),
-                  grad_err=out["gerr"], grad_norm=out["gnorm"], eta=eta, pi=np.stack(pis), means=np.stack(means),
-                  center_error=np.array(cerr), config=config)
+            means = check_array("means_init", self.means_init, shape=mu_star.shape).copy()
+        m = mu_star.shape[0]
+        return GaussianFEMOMDState(means, np.full((data.weights_star.shape[0], m), -math.log(m)), 0)
+
+    def round(self, state: GaussianFEMOMDState, data: GMMStep, seed: int) -> tuple[GaussianFEMOMDState, dict]:
+        t, m = state.round + 1, state.log_pi.shape[1]
+        log_pi0 = np.full_like(state.log_pi, -math.log(m)) if self.pi_init == "uniform" else state.log_pi
+        pi_tilde, mu_em = _inner_em(data.samples, state.means, log_pi0, self.n_em_steps, self.split, data.variance)
+        mu = t / (t + 1) * state.means + mu_em / (t + 1)                # running average, previous mu_t
+        if self.gradient == "model":
+            n_mc = data.samples.shape[1] if self.n_mc is None else self.n_mc
+            z = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_GRAD), pi_tilde, mu, n_mc, data.variance)
+        else:
+            z = data.samples
+        g = _grad_from_log(_log_neg_grad(z, state.log_pi, mu, data.variance))   # at the played weights
+        if self.grad_clip is not None:
+            g = np.maximum(g, -self.grad_clip)
+        eta = STEP_SCHEDULES[self.schedule](t, data.horizon, m, self.lr)
+        info = {"eta": eta, "grad_err": np.abs(g - data.true_gradient(state.log_pi)).max(1).tolist(),
+                "grad_norm": np.abs(g).max(1).tolist()}
+        return GaussianFEMOMDState(mu, omd_log_step(state.log_pi, g, eta, None), t), info
+
+    def evaluate(self, state: GaussianFEMOMDState, data: GMMStep) -> dict[str, np.ndarray]:
+        """``kl``, ``comparator_kl``, ``center_error`` and ``weight_j`` of the played model, arrays (C,).
+
+        The loss is recorded as ``kl``, not ``*loss``: the engine's divergence check does not apply to it, since an
+        adversarial environment can make the played model's KL large at any step.
+        """
+        loss, comparator = data.losses(state.log_pi, state.means)
+        out = {"kl": loss, "comparator_kl": comparator,
+               "center_error": np.full(loss.shape, _center_error(state.means, data.means_star))}
+        out.update({f"weight_{j}": w for j, w in enumerate(state.weights.T)})
+        return out
+
+
+def _clients_metric(history: History, name: str) -> np.ndarray:
+    if name not in history.clients:
+        raise KeyError(f"the History holds no {name!r} (a GaussianFEMOMD run has it); recorded: {sorted(history.clients)}.")
+    return np.stack(history.clients[name])
+
+
+def regret_curves(history: History) -> np.ndarray:
+    r"""Regret of every client along a :class:`GaussianFEMOMD` run, shape (T, C).
+
+    :math:`R_{t,c} = \sum_{s\le t}\varphi_{s,c}(\theta_{s,c}) - \varphi_{s,c}(\mu^*,\bar\pi^*_c)`; at
+    :math:`t = T` this is the regret (4.25) exactly (up to Monte Carlo).
+    """
+    return np.cumsum(_clients_metric(history, "kl") - _clients_metric(history, "comparator_kl"), axis=0)
+
+
+def played_weights(history: History) -> np.ndarray:
+    r"""The weights :math:`\pi_{t,c}` every client played along a :class:`GaussianFEMOMD` run, shape (T, C, m)."""
+    names = sorted((k for k in history.clients if k.startswith("weight_")), key=lambda k: int(k.split("_")[1]))
+    if not names:
+        raise KeyError(f"the History holds no weight_j (a GaussianFEMOMD run has them); recorded: {sorted(history.clients)}.")
+    return np.stack([_clients_metric(history, k) for k in names], axis=-1)
+
+
+def logged(history: History, name: str) -> np.ndarray:
+    """The per-round entry ``name`` of ``History.log`` as an array, rounds first (``grad_err``: (T, C), ``eta``: (T,))."""
+    if not history.log or any(name not in entry for entry in history.log):
+        raise KeyError(f"History.log has no {name!r} in every round.")
+    return np.array([entry[name] for entry in history.log], dtype=float)
 
 
 # ----------------------------------------------------------------------------------------- discriminative models
@@ -841,7 +711,10 @@ class FEMOMD:
        ``gradient="samples"``: the observed labels :math:`y_i` instead of the sum over :math:`q_c`;
     4. :func:`omd_step` with :math:`\eta_t` from :data:`STEP_SCHEDULES`.
 
-    With a fixed data set (``fedlab.engine.run``) every round re-uses the same samples.
+    Online, ``fedlab.engine.run(algorithm, stream, rounds=T, order="evaluate_first")`` on a stream
+    ``t -> FederatedDataset`` (the step's samples in ``train``, held-out ones in ``test``) scores the played model
+    before it learns: ``History.clients["test_accuracy"][t]`` is :math:`\mathrm{Acc}(h_{t,c}, \mathcal S'_{t,c})`
+    of (4.47). On a fixed data set every round re-uses the same samples.
 
     Parameters
     ----------
@@ -986,55 +859,6 @@ class FEMOMD:
         out = metrics_from_proba(self.predict_proba(state, data.train.x).float(), data.train, "train_")
         out.update(metrics_from_proba(self.predict_proba(state, data.test.x).float(), data.test, "test_"))
         return out
-
-
-def run_online(algorithm: Any, stream: Callable[[int], FederatedDataset], horizon: int, *, seed: int = 0,
-               progress: bool | None = False) -> tuple[Any, History]:
-    r"""The online protocol of §4.4.1: at each step, score the played model, then learn from the new samples.
-
-    For :math:`t = 0, \dots, T-1`: ``data = stream(t)`` holds the step's samples :math:`\mathcal S_{t,c}`
-    (``data.train``) and held-out samples :math:`\mathcal S'_{t,c}` (``data.test``);
-    ``algorithm.evaluate(state, data)`` is recorded *before* ``algorithm.round(state, data, seed)``, so
-    ``History.clients["test_accuracy"][t]`` is :math:`\mathrm{Acc}(h_{t,c}, \mathcal S'_{t,c})` of (4.47) and
-    ``train_loss`` is the log-loss (4.21) of the played model on the samples it has not seen yet.
-
-    Parameters
-    ----------
-    algorithm : object with ``init``, ``round`` and ``evaluate`` (e.g. :class:`FEMOMD`)
-    stream : callable ``t -> FederatedDataset``
-        Same clients at every step.
-    horizon : int
-        :math:`T \ge 1`.
-    seed : int
-    progress : bool or None
-
-    Returns
-    -------
-    state, History
-        ``History.rounds`` are the steps ``0..T-1``; ``History.log`` the per-step info.
-    """
-    horizon = check_int("horizon", horizon, low=1)
-    seed = check_int("seed", seed, low=0)
-    if not callable(stream):
-        raise TypeError(f"stream must be callable t -> FederatedDataset, got {type(stream).__name__}.")
-    data = stream(0)
-    if not isinstance(data, FederatedDataset):
-        raise TypeError(f"stream(0) must return a FederatedDataset, got {type(data).__name__}.")
-    state = algorithm.init(data, seed)
-    history = History(data.train.n.numpy().astype(float), data.test.n.numpy().astype(float))
-    for t in tqdm(range(horizon), desc=type(algorithm).__name__, disable=not progress, leave=False):
-        if t > 0:
-            data = stream(t)
-            if data.n_clients != history.n_train.shape[0]:
-                raise ValueError(f"stream({t}) has {data.n_clients} clients, stream(0) had {history.n_train.shape[0]}.")
-        metrics = algorithm.evaluate(state, data)
-        for name, values in metrics.items():
-            if name == "train_loss" and not np.all(np.isfinite(values)):
-                raise DivergenceError(f"{name} is not finite at step {t}.")
-        history.record(t, metrics)
-        state, info = algorithm.round(state, data, seed)
-        history.log.append({"round": int(state.round), **info})
-    return state, history
 
 
 METHODS.register("fem_omd", FEMOMD, chapter="online", label="FEM-OMD")

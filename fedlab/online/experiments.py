@@ -3,7 +3,8 @@ r"""Experiments of the online-mixtures notebook (thesis §4.4.5): environments, 
 * :func:`make_gmm_stream`: the synthetic federated GMM stream of §4.4.5.1 / dynamic spec A.7 — centres
   on a circle of radius ``spread`` (or drawn :math:`\mathcal N(0, s I_d)` as in the thesis), weights
   :math:`\pi^*_{t,c}\sim\mathrm{Dir}(\alpha 1_m)` drawn independently for every step and client;
-* :func:`gmm_regret`: one FEM-OMD run on that stream, summarised as JSON (regret curve, slope, bounds);
+* :func:`run_fem_omd_gmm`: FEM-OMD for GMMs on that stream, run by the engine (a History);
+  :func:`gmm_regret`: one such run summarised as JSON (regret curve, slope, bounds);
 * :func:`separated_limit_regret`: the fully separated limit (loss :math:`\mathrm{KL}(\pi^*_t\|\pi)`), where
   Theorem 4.4.3's bound can be checked exactly (spec fact A9);
 * :class:`DigitsMixtureStream` and :func:`digits_stream_regret`: the discriminative variant on a
@@ -24,11 +25,12 @@ import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.online.algorithms import FEMOMD, omd_log_step, fem_omd_gmm, run_online
+from fedlab.online.algorithms import (FEMOMD, GaussianFEMOMD, GaussianFEMOMDState, GMMEnvironment, center_error,
+                                     logged, omd_log_step, regret_curves)
 from fedlab.online.bounds import (fem_omd_regret_bound, neg_entropy_diameter, omd_inexact_regret_bound,
                                   omd_stepsize)
 from fedlab.data.digits import load_digits_arrays
-from fedlab.engine import ClientData, FederatedDataset, LocalSGD
+from fedlab.engine import ClientData, FederatedDataset, History, LocalSGD, run
 from fedlab.models import LinearModel
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "WEIGHT_PROCESSES",
     "GMMStream",
     "make_gmm_stream",
+    "run_fem_omd_gmm",
     "loglog_slope",
     "gmm_regret",
     "separated_limit_regret",
@@ -167,6 +170,43 @@ def loglog_slope(t: Any, values: Any, *, start: float = 0.25) -> float:
     return float(np.polyfit(np.log(t[keep]), np.log(v[keep]), 1)[0])
 
 
+def run_fem_omd_gmm(stream: GMMStream, *, n_samples: int = 30, n_em_steps: int = 3, lr: float = 1.0,
+                    schedule: str = "anytime", split: bool = True, grad_clip: float | None = 10.0,
+                    gradient: str = "model", pi_init: str = "uniform", n_mc: int | None = None, n_mc_loss: int = 200,
+                    means_init: Any = None, init_scale: float = 1.0 / 16, variance: float = 1.0,
+                    seed: int = 0) -> tuple[GaussianFEMOMDState, History]:
+    r"""FEM-OMD for Gaussian mixtures on ``stream``, online on the engine (Algorithm 15; thesis §4.4.5.1).
+
+    ``fedlab.engine.run(GaussianFEMOMD(...), GMMEnvironment(stream.means, stream.weights, ...), rounds=T,
+    order="evaluate_first")``: History's round t holds the loss of the model played at step t + 1, read it with
+    :func:`~fedlab.online.algorithms.regret_curves`, :func:`~fedlab.online.algorithms.played_weights` and
+    :func:`~fedlab.online.algorithms.logged`. The environment's draws and the algorithm's use the same ``seed``.
+
+    Parameters
+    ----------
+    stream : GMMStream
+    n_samples, n_mc_loss, variance
+        Of :class:`~fedlab.online.algorithms.GMMEnvironment`.
+    n_em_steps, lr, schedule, split, grad_clip, gradient, pi_init, n_mc, means_init, init_scale
+        Of :class:`~fedlab.online.algorithms.GaussianFEMOMD`.
+    seed : int
+
+    Returns
+    -------
+    state : GaussianFEMOMDState
+        After the T steps (its means are :math:`\mu_{T+1}`).
+    History
+    """
+    if not isinstance(stream, GMMStream):
+        raise TypeError(f"stream must be a GMMStream (make_gmm_stream), got {type(stream).__name__}.")
+    environment = GMMEnvironment(stream.means, stream.weights, n_samples=n_samples, n_mc_loss=n_mc_loss,
+                                 variance=variance, seed=seed)
+    algorithm = GaussianFEMOMD(n_em_steps=n_em_steps, lr=lr, schedule=schedule, split=split, grad_clip=grad_clip,
+                               gradient=gradient, pi_init=pi_init, n_mc=n_mc, means_init=means_init,
+                               init_scale=init_scale)
+    return run(algorithm, environment, rounds=environment.horizon, seed=seed, order="evaluate_first", progress=False)
+
+
 def gmm_regret(*, n_samples: int = 30, n_clients: int = 20, spread: float = 4.0, lr: float = 1.0,
                schedule: str = "anytime", horizon: int = 200, n_components: int = 3, dim: int = 2,
                alpha: float = 0.1, n_em_steps: int = 3, centers: str = "circle", grad_clip: float | None = 10.0,
@@ -177,29 +217,31 @@ def gmm_regret(*, n_samples: int = 30, n_clients: int = 20, spread: float = 4.0,
     -------
     dict
         ``t``, ``mean_regret`` (:math:`\bar R_t`), ``regret_per_step`` (:math:`\bar R_T/T`), ``slope``
-        (:func:`loglog_slope` on :math:`[T/4, T]`), ``center_error`` (curve) and ``final_center_error``,
-        ``mean_loss``, ``mean_grad_err`` (:math:`\frac1C\sum_c\|\nabla_{t,c}-\hat\nabla_{t,c}\|_\infty`),
-        ``max_grad_norm``, ``bound_443`` (Theorem 4.4.3 evaluated with :math:`D_{\mathcal R} = \sqrt{\log m}`,
-        the measured :math:`G_{\mathcal R} = \max\|\hat\nabla\|_\infty`, :math:`D_{\mathcal X} = 2` and the measured
-        errors, a curve over horizons), ``bound_442`` (:func:`~fedlab.online.bounds.fem_omd_regret_bound`),
+        (:func:`loglog_slope` on :math:`[T/4, T]`), ``center_error`` (curve of the T + 1 played means) and
+        ``final_center_error``, ``mean_loss``, ``mean_grad_err``
+        (:math:`\frac1C\sum_c\|\nabla_{t,c}-\hat\nabla_{t,c}\|_\infty`), ``max_grad_norm``, ``bound_443``
+        (Theorem 4.4.3 evaluated with :math:`D_{\mathcal R} = \sqrt{\log m}`, the measured
+        :math:`G_{\mathcal R} = \max\|\hat\nabla\|_\infty`, :math:`D_{\mathcal X} = 2` and the measured errors, a
+        curve over horizons), ``bound_442`` (:func:`~fedlab.online.bounds.fem_omd_regret_bound`),
         ``min_separation``.
     """
     stream = make_gmm_stream(n_components=n_components, dim=dim, n_clients=n_clients, horizon=horizon,
                              spread=spread, alpha=alpha, centers=centers, seed=seed)
-    run = fem_omd_gmm(stream.means, stream.weights, n_samples=n_samples, n_em_steps=n_em_steps, lr=lr,
-                      schedule=schedule, split=split, grad_clip=grad_clip, gradient=gradient, n_mc_loss=n_mc_loss,
-                      seed=seed)
+    state, history = run_fem_omd_gmm(stream, n_samples=n_samples, n_em_steps=n_em_steps, lr=lr, schedule=schedule,
+                                     split=split, grad_clip=grad_clip, gradient=gradient, n_mc_loss=n_mc_loss,
+                                     seed=seed)
     t = np.arange(1, horizon + 1)
-    regret = run.mean_regret
-    g_max = float(run.grad_norm.max())
-    err = run.grad_err.mean(1)
+    regret = regret_curves(history).mean(1)
+    g_max = float(logged(history, "grad_norm").max())
+    err = logged(history, "grad_err").mean(1)
     d_r = neg_entropy_diameter(n_components)
     bound_443 = d_r * g_max * np.sqrt(t) + 2.0 * np.cumsum(err)
     assert math.isclose(bound_443[-1], omd_inexact_regret_bound(horizon, d_r, g_max, 2.0, err), rel_tol=1e-9)
-    return {"t": t.tolist(), "mean_regret": regret.tolist(), "regret_per_step": run.regret_per_step,
-            "slope": loglog_slope(t, regret), "center_error": run.center_error.tolist(),
-            "final_center_error": float(run.center_error[-1]), "mean_loss": run.loss.mean(1).tolist(),
-            "mean_grad_err": err.tolist(), "max_grad_norm": g_max, "bound_443": bound_443.tolist(),
+    centre = history.curve("center_error", "min")[1].tolist() + [center_error(state.means, stream.means)]
+    return {"t": t.tolist(), "mean_regret": regret.tolist(), "regret_per_step": float(regret[-1] / horizon),
+            "slope": loglog_slope(t, regret), "center_error": centre, "final_center_error": centre[-1],
+            "mean_loss": np.stack(history.clients["kl"]).mean(1).tolist(), "mean_grad_err": err.tolist(),
+            "max_grad_norm": g_max, "bound_443": bound_443.tolist(),
             "bound_442": np.atleast_1d(fem_omd_regret_bound(t, n_components, n_samples)).tolist(),
             "min_separation": stream.min_separation}
 
@@ -421,7 +463,7 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
     for name, m in (("fem_omd", n_components), ("single", 1)):
         algo = FEMOMD(LinearModel(64, 10), solver, n_components=m, lr=lr, n_em_steps=n_em_steps, average=average,
                       gradient=gradient, backend="batched")
-        state, history = run_online(algo, stream, horizon, seed=seed)
+        state, history = run(algo, stream, rounds=horizon, seed=seed, order="evaluate_first", progress=False)
         acc = _accuracy_curves(history)
         half = slice(horizon // 2, None)
         out[name] = {"regret": np.cumsum((comp - acc).mean(1)).tolist(), "accuracy": acc.mean(1).tolist(),

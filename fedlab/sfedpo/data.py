@@ -42,7 +42,7 @@ from scipy.special import xlogy
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.engine.population import ClientData, FederatedDataset
-from fedlab.markov import stationary_distribution
+from fedlab.markov import sample_chains, stationary_distribution
 from fedlab.data.memory import MEMORY_RULES
 
 __all__ = [
@@ -461,9 +461,11 @@ def round_state_distribution(pi, speed: float, start, n_steps: int) -> np.ndarra
 def simulate_states(pi, n_steps_total: int, *, speed: float = 1.0, transitions=None, rng=None) -> np.ndarray:
     r"""State trajectories :math:`m_{n,0}, \dots, m_{n,S}` of N clients, shape (N, S + 1).
 
-    :math:`m_{n,0}\sim\pi_n`; then the lazy chain of shift speed ``speed`` (vectorised: at each step the state
-    is redrawn from :math:`\pi_n` with probability :math:`\kappa`), or explicit per-client ``transitions``
-    (N, M, M) whose stationary distributions should be :math:`\pi_n`.
+    :math:`m_{n,0}\sim\pi_n`; then the lazy chain of shift speed ``speed`` (at each step the state is redrawn from
+    :math:`\pi_n` with probability :math:`\kappa`, else it stays), or explicit per-client ``transitions``
+    (N, M, M) whose stationary distributions should be :math:`\pi_n`. Sampled by
+    :func:`fedlab.markov.sample_chains`; the lazy chain draws, in this order, the initial uniforms, the redraw
+    events and one candidate uniform per step.
 
     Parameters
     ----------
@@ -479,36 +481,17 @@ def simulate_states(pi, n_steps_total: int, *, speed: float = 1.0, transitions=N
     speed = check_real("speed", speed, low=0, high=1)
     rng = as_numpy_rng(rng)
     n, m = pi.shape
-    cdf = np.cumsum(pi, axis=1)
-    cdf[:, -1] = 1.0
-
-    def draw(u):  # inverse CDF, row-wise: u (N, k) -> states (N, k)
-        return np.minimum((u[:, :, None] >= cdf[:, None, :]).sum(-1), m - 1)
-
     if transitions is None:
         u0 = rng.random((n, 1))
-        redraw = rng.random((n, s)) < speed
-        cand = draw(rng.random((n, s)))
-        out = np.empty((n, s + 1), dtype=np.int64)
-        out[:, 0] = draw(u0)[:, 0]
-        # forward fill: the state at step i is the last redraw at or before i (or the initial state)
-        idx = np.where(redraw, np.arange(1, s + 1)[None, :], 0)
-        last = np.maximum.accumulate(idx, axis=1)
-        full = np.concatenate([out[:, :1], cand], axis=1)
-        out[:, 1:] = np.take_along_axis(full, last, axis=1)
-        return out
+        hold = rng.random((n, s)) >= speed
+        u = np.concatenate([u0, rng.random((n, s))], axis=1)
+        redraw = np.broadcast_to(pi[:, None, :], (n, m, m))       # a move redraws the state from pi_n
+        return sample_chains(redraw, s + 1, law=pi, uniforms=u, hold=hold)
     P = check_array("transitions", transitions, shape=(n, m, m), nonnegative=True)
     if np.any(np.abs(P.sum(-1) - 1) > 1e-6):
         raise ValueError("every row of transitions must sum to 1.")
-    out = np.empty((n, s + 1), dtype=np.int64)
-    out[:, 0] = draw(rng.random((n, 1)))[:, 0]
-    u = rng.random((n, s))
-    cum = np.cumsum(P, axis=-1)
-    cum[..., -1] = 1.0
-    for i in range(s):
-        rows = cum[np.arange(n), out[:, i]]
-        out[:, i + 1] = np.minimum((u[:, i : i + 1] >= rows).sum(1), m - 1)
-    return out
+    u0 = rng.random((n, 1))
+    return sample_chains(P, s + 1, law=pi, uniforms=np.concatenate([u0, rng.random((n, s))], axis=1))
 
 
 # ------------------------------------------------------------------------------------ buffers

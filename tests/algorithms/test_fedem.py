@@ -126,8 +126,8 @@ def test_new_clients_learn_only_their_weights():
     alg = FedEM(model, LocalSGD(lr=0.25, local_steps=10, batch_size=32), n_components=3)
     state, _ = run(alg, seen.federated(), rounds=60, seed=0, eval_every=60)
     before = {k: v.clone() for k, v in state.params.items()}
-    pi1, m1 = alg.adapt(state, unseen.federated(), n_iter=1)
-    pi50, m50 = alg.adapt(state, unseen.federated(), n_iter=50)
+    pi1, m1 = alg.adapt(state, unseen.federated(), seed=0, n_iter=1)
+    pi50, m50 = alg.adapt(state, unseen.federated(), seed=0, n_iter=50)
     assert all(torch.equal(before[k], state.params[k]) for k in before)
     assert pi50.shape == (6, 3) and np.allclose(pi50.sum(1), 1)
     assert set(m50) == {"train_loss", "train_accuracy", "test_loss", "test_accuracy"}
@@ -210,7 +210,7 @@ def test_dfedem_on_a_sparse_graph_mixes_and_can_scale_by_size(small_data):
     assert avg["weight"].shape == (2, 3, 5)
     s2, _ = run(DFedEM(model, SOLVER, ring, n_components=2, weight_by_size=True), small_data, rounds=4, seed=0)
     assert not torch.allclose(state.params["weight"], s2.params["weight"])
-    pi, metrics = alg.adapt(state, small_data, n_iter=5)
+    pi, metrics = alg.adapt(state, small_data, seed=0, n_iter=5)
     assert pi.shape == (6, 2) and metrics["test_accuracy"].shape == (6,)
     timevar = DFedEM(model, SOLVER, lambda t, rng: ring if t % 2 else np.eye(6), n_components=2)
     run(timevar, small_data, rounds=2, seed=0)

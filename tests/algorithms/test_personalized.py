@@ -1,13 +1,16 @@
 """Personalized-FL baselines and the shared evaluation protocol (fedlab.algorithms.personalized)."""
+import networkx as nx
 import numpy as np
 import pytest
 import torch
 
-from fedlab.algorithms import FedAvg
+from fedlab._rng import Stream
+from fedlab.algorithms import METHODS, FedAvg
 from fedlab.algorithms.personalized import (APFL, PROTOCOL, ClusteredFL, ClusterState, Ditto, FedAvgPlus,
                                             FedRep, FineTuneState, PersonalState, PFedMe, finetune,
                                             history_scores, protocol_scores)
-from fedlab.engine import FederatedDataset, LocalSGD, local_sgd, run
+from fedlab.engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd, run
+from fedlab.mixing import metropolis_weights
 from fedlab.models import MLP, LinearModel
 
 from helpers import make_clients
@@ -71,7 +74,9 @@ def test_fedavg_plus_trains_like_fedavg_and_personalizes(small_data):
     assert hp.final("train_loss") < ha.final("train_loss")
     again = plus.evaluate(fp, small_data)  # deterministic
     assert np.array_equal(again["test_accuracy"], hp.clients["test_accuracy"][-1])
-    assert plus.adapt(fp, small_data)["test_accuracy"].shape == (6,)
+    personal, metrics = plus.adapt(fp, small_data, seed=2)  # the run's seed: evaluate's fine-tuning
+    assert personal["weight"].shape == (6, 3, 5)
+    assert np.array_equal(metrics["test_accuracy"], hp.clients["test_accuracy"][-1])
 
 
 def _conflicting_clients():
@@ -216,26 +221,110 @@ def _seen_unseen():
             FederatedDataset(data.train.select(new), data.test.select(new), 3))
 
 
+ADAPT_OPTIONS = {"fedavg+": {}, "clustered": {"tol_1": 1e9, "tol_2": 0.0, "max_clusters": 2}, "pfedme": {},
+                 "apfl": {}, "ditto": {}, "fedrep": {}, "fedem": {"n_components": 2},
+                 "d-fedem": {"n_components": 2, "mixing_matrix": metropolis_weights(nx.cycle_graph(4))}}
+"""Every core method with ``adapt`` and the options it is built with here."""
+
+
+def _adapted(name, seed, **options):
+    seen, new = _seen_unseen()
+    model = MLP(4, (8,), 3) if name == "fedrep" else LinearModel(4, 3)
+    alg = METHODS.build(name, model, LocalSGD(lr=0.1, local_steps=3, batch_size=8), **ADAPT_OPTIONS[name])
+    state, _ = run(alg, seen, rounds=3, seed=0)
+    return alg, state, new, alg.adapt(state, new, seed=seed, **options)
+
+
+def _flat_state(personal) -> list[np.ndarray]:
+    if isinstance(personal, dict):
+        return [v.numpy() for v in personal.values()]
+    if isinstance(personal, torch.Tensor):
+        return [personal.numpy()]
+    if isinstance(personal, np.ndarray):
+        return [personal]
+    return [np.asarray(personal.clusters), *(v.numpy() for v in personal.params.values())]
+
+
+def test_adapt_options_cover_every_core_method_with_adapt():
+    assert {n for n, m in METHODS.items() if m.chapter == "core" and hasattr(m.cls, "adapt")} == set(ADAPT_OPTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(ADAPT_OPTIONS))
+def test_adapt_protocol_returns_personal_state_and_per_client_metrics(name):
+    _, _, new, result = _adapted(name, seed=1)
+    assert isinstance(result, tuple) and len(result) == 2
+    personal, metrics = result
+    assert {"train_loss", "train_accuracy", "test_loss", "test_accuracy"} <= set(metrics)
+    for key, values in metrics.items():
+        assert isinstance(values, np.ndarray) and values.shape == (new.n_clients,), key
+    _, _, _, (again, same) = _adapted(name, seed=1)
+    assert all(np.array_equal(a, b) for a, b in zip(_flat_state(personal), _flat_state(again)))
+    assert all(np.array_equal(metrics[k], same[k], equal_nan=True) for k in metrics)
+
+
+@pytest.mark.parametrize("name", sorted(ADAPT_OPTIONS))
+def test_adapt_rejects_a_bad_seed(name):
+    alg, state, new, _ = _adapted(name, seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        alg.adapt(state, new, seed=-1)
+
+
 @pytest.mark.parametrize("cls", [PFedMe, APFL, Ditto, FedRep])
 def test_new_clients_personalize_from_the_shared_model(cls):
     seen, new = _seen_unseen()
     model = MLP(4, (8,), 3) if cls is FedRep else LinearModel(4, 3)
     alg = cls(model, LocalSGD(lr=0.1, local_steps=3, batch_size=8))
     state, _ = run(alg, seen, rounds=5, seed=0)
-    out = alg.adapt(state, new, seed=1)
+    personal, out = alg.adapt(state, new, seed=1)
     assert set(out) == {"train_loss", "train_accuracy", "test_loss", "test_accuracy"}
     assert out["test_accuracy"].shape == (2,)
-    again = alg.adapt(state, new, seed=1)
-    assert np.array_equal(out["train_loss"], again["train_loss"])
+    assert all(v.shape[0] == 2 for v in personal.values())
+    assert np.array_equal(out["test_loss"], evaluate(model, personal, new.train, new.test)["test_loss"])
+    other, _ = alg.adapt(state, new, seed=2)
+    assert any(not torch.equal(personal[k], other[k]) for k in personal)
+    fixed, _ = alg.adapt(state, new, seed=1, steps=4)
+    assert any(not torch.equal(personal[k], fixed[k]) for k in personal)
+    for bad in ({"epochs": 0.0}, {"steps": 0}, {"stream": (-1,)}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            alg.adapt(state, new, seed=1, **bad)
+
+
+def test_ditto_adapt_steps_run_one_proximal_local_sgd_on_the_given_key():
+    seen, new = _seen_unseen()
+    model = LinearModel(4, 3)
+    alg = Ditto(model, LocalSGD(lr=0.1, local_steps=3, batch_size=8), lam=0.5)
+    state, _ = run(alg, seen, rounds=3, seed=0)
+    personal, _ = alg.adapt(state, new, seed=4, steps=7, stream=(0, 9))
+    start = broadcast(state.params, 2)
+    solver = LocalSGD(lr=0.1, local_steps=7, batch_size=8, prox_mu=0.5)
+    expected, _ = local_sgd(model, {k: v.clone() for k, v in start.items()}, new.train, solver, key=(4, 0, 9),
+                            anchor=start, backend=alg.backend)
+    assert all(torch.allclose(personal[k], expected[k], atol=1e-6) for k in expected)
+    default, _ = alg.adapt(state, new, seed=4, steps=7)
+    same, _ = alg.adapt(state, new, seed=4, steps=7, stream=(Stream.PERSONAL,))
+    assert all(torch.equal(default[k], same[k]) for k in default)
+
+
+@pytest.mark.parametrize("cls", [APFL, FedRep])
+def test_adapt_steps_are_epochs_times_the_local_steps(cls):
+    seen, new = _seen_unseen()
+    alg = cls(MLP(4, (8,), 3), LocalSGD(lr=0.1, local_steps=3, batch_size=8))
+    state, _ = run(alg, seen, rounds=3, seed=0)
+    by_steps, _ = alg.adapt(state, new, seed=4, steps=6, stream=(0, 9))
+    by_epochs, _ = alg.adapt(state, new, seed=4, epochs=2.0, stream=(0, 9))
+    assert all(torch.equal(by_steps[k], by_epochs[k]) for k in by_steps)
+    if cls is FedRep:  # the shared body stays frozen
+        assert all(torch.equal(by_steps[b][i], state.params[b]) for b in state.params for i in range(2))
 
 
 def test_ditto_new_clients_stay_near_the_global_model_with_a_strong_penalty():
     seen, new = _seen_unseen()
     alg = Ditto(LinearModel(4, 3), LocalSGD(lr=0.1, local_steps=3, batch_size=8), lam=9.0, personal_lr=0.1)
     state, _ = run(alg, seen, rounds=5, seed=0)
-    near = alg.adapt(state, new)
+    _, near = alg.adapt(state, new, seed=0)
     glob = alg.evaluate_global(state, new)
-    free = Ditto(LinearModel(4, 3), LocalSGD(lr=0.1, local_steps=3, batch_size=8), lam=1e-6).adapt(state, new, epochs=5)
+    _, free = Ditto(LinearModel(4, 3), LocalSGD(lr=0.1, local_steps=3, batch_size=8), lam=1e-6).adapt(state, new,
+                                                                                                     seed=0, epochs=5)
     assert free["train_loss"].mean() < near["train_loss"].mean()
     assert np.abs(near["train_loss"] - glob["train_loss"]).mean() < 0.5 * np.abs(free["train_loss"] - glob["train_loss"]).mean()
 
@@ -247,8 +336,9 @@ def test_clustered_fl_new_clients_join_their_group():
     state, _ = run(alg, seen, rounds=15, seed=0)
     clusters = np.array(state.clusters)  # seen clients 0, 1 (rule A) and 3, 4 (rule B)
     assert clusters[0] == clusters[1] != clusters[2] == clusters[3]
-    out = alg.adapt(state, new)
-    assert out["cluster"].tolist() == [float(clusters[0]), float(clusters[2])]
+    joined, out = alg.adapt(state, new, seed=0)
+    assert isinstance(joined, ClusterState) and joined.clusters == (clusters[0], clusters[2])
+    assert np.array_equal(out["test_accuracy"], alg.evaluate(joined, new)["test_accuracy"])
     assert out["test_accuracy"].mean() > 0.8
 
 

@@ -107,6 +107,26 @@ def test_simulation_is_stationary_and_reproducible():
     assert simulate_availability(pi, lam, 0, rng=0).shape == (0, 3)
 
 
+def _former_simulation(pi, lam, rounds, rng, initial=None):
+    """The chapter's sampler before the shared one (fedlab.markov.sample_chains), round by round."""
+    u = np.random.default_rng(rng).random((rounds + 1, len(pi)))
+    state = u[0] < pi if initial is None else np.asarray(initial)
+    trace = np.empty((rounds, len(pi)), dtype=bool)
+    for t in range(rounds):
+        trace[t] = state
+        state = u[t + 1] < np.where(state, lam + (1 - lam) * pi, (1 - lam) * pi)
+    return trace
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_draws_equal_the_former_sampler(seed):
+    pi, lam = np.array([0.1, 0.5, 0.9, 0.3, 1.0]), np.array([0.0, 0.9, -0.05, 0.5, 0.7])
+    assert np.array_equal(simulate_availability(pi, lam, 300, rng=seed), _former_simulation(pi, lam, 300, seed))
+    initial = [True, False, True, False, True]
+    assert np.array_equal(simulate_availability(pi, lam, 40, rng=seed, initial=initial),
+                          _former_simulation(pi, lam, 40, seed, initial))
+
+
 def test_initial_state_and_clusters():
     trace = simulate_availability([0.5, 0.5], [0.99, 0.99], 4, rng=0, initial=[True, False], clusters=[0, 0, 1])
     assert trace.shape == (4, 3)

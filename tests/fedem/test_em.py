@@ -1,14 +1,11 @@
-"""EM building blocks of FedEM: E-step, weight update, mixture prediction, Gaussian-mixture EM (spec §11.1)."""
-import itertools
-
+"""EM building blocks of FedEM: E-step, weight update, mixture prediction (spec §11.1); the Gaussian-mixture EM
+is tested in tests/test_gmm.py."""
 import numpy as np
 import pytest
 import torch
 
-from fedlab.algorithms.fedem import (GMMTrace, component_losses, e_step, federated_gmm_em,
-                                     fit_mixture_weights, gmm_em, gmm_log_likelihood, init_components,
+from fedlab.algorithms.fedem import (component_losses, e_step, fit_mixture_weights, init_components,
                                      mixture_log_likelihood, mixture_metrics, mixture_proba, update_pi)
-from fedlab.data import make_gaussian_mixture
 from fedlab.engine import ClientData
 from fedlab.models import LinearModel, MLP
 
@@ -98,51 +95,6 @@ def _gmm_clients(means=(-4.0, 0.0, 4.0), n_clients=10, n=500, seed=0):
         z = rng.choice(len(means), size=n, p=pi)
         xs.append((np.asarray(means)[z] + rng.standard_normal(n))[:, None])
     return xs, pis
-
-
-def test_federated_em_recovers_a_gaussian_mixture_and_never_decreases_the_likelihood():
-    xs, pis = _gmm_clients()
-    trace = federated_gmm_em(xs, 3, n_iter=100, means_init=[[-1.0], [0.5], [1.0]])
-    assert isinstance(trace, GMMTrace) and trace.means.shape == (101, 3, 1) and trace.weights.shape == (101, 10, 3)
-    assert np.all(np.diff(trace.log_likelihood) >= -1e-12)
-    assert np.allclose(trace.means[-1, :, 0], [-4, 0, 4], atol=0.15)
-    assert np.abs(trace.weights[-1] - pis).max() < 0.08
-    assert all(np.allclose(q.sum(0), 1) for q in trace.responsibilities)
-
-
-def test_centralized_em_recovers_a_2d_mixture():
-    sample = make_gaussian_mixture(3, 2, 1500, means=[[-5, 0], [5, 0], [0, 6]], weights=[0.2, 0.3, 0.5], rng=0)
-    trace = gmm_em(sample.x, 3, n_iter=60, learn_variance=True, rng=1)
-    assert np.all(np.diff(trace.log_likelihood) >= -1e-10)
-    perm = min(itertools.permutations(range(3)),
-               key=lambda p: np.abs(trace.means[-1][list(p)] - sample.means).sum())
-    assert np.abs(trace.means[-1][list(perm)] - sample.means).max() < 0.2
-    assert np.abs(trace.weights[-1, 0][list(perm)] - sample.weights).max() < 0.03
-    assert np.allclose(trace.variances[-1], 1.0, atol=0.15)
-
-
-def test_centralized_em_is_federated_em_with_one_client():
-    xs, _ = _gmm_clients(n_clients=1, n=200, seed=3)
-    a = gmm_em(xs[0], 2, n_iter=10, means_init=[[-1.0], [1.0]])
-    b = federated_gmm_em(xs, 2, n_iter=10, means_init=[[-1.0], [1.0]])
-    assert np.allclose(a.means, b.means) and np.allclose(a.log_likelihood, b.log_likelihood)
-
-
-def test_gmm_log_likelihood_by_hand():
-    x = np.array([[0.0], [1.0]])
-    ll = gmm_log_likelihood([x], np.array([[1.0]]), np.array([[0.0]]), 1.0)
-    assert np.isclose(ll, np.mean(-0.5 * x[:, 0] ** 2 - 0.5 * np.log(2 * np.pi)))
-
-
-def test_gmm_bad_inputs():
-    with pytest.raises(ValueError, match="no data"):
-        federated_gmm_em([np.zeros((3, 1)), np.zeros((0, 1))], 2)
-    with pytest.raises(ValueError, match="n_components"):
-        gmm_em(np.zeros((5, 1)), 0)
-    with pytest.raises(ValueError, match="variance"):
-        gmm_em(np.zeros((5, 1)), 1, variance=0.0)
-    with pytest.raises(ValueError, match="at least one client"):
-        federated_gmm_em([], 2)
 
 
 def _gaussian_components(means):

@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from fedlab.algorithms.fedem import gmm_em
 from fedlab.data import make_gaussian_mixture
+from fedlab.gmm import federated_gmm_em
 from fedlab.fedem.plots import (plot_effect_of_m, plot_gmm_em, plot_method_bars, plot_simplex,
                                 simplex_coordinates)
 
@@ -19,15 +19,20 @@ def teardown_function():
 
 def test_plot_gmm_em():
     s = make_gaussian_mixture(2, 2, 200, means=[[-4, 0], [4, 0]], rng=0)
-    trace = gmm_em(s.x, 2, n_iter=5, rng=0)
-    fig, data = plot_gmm_em(s.x, trace, 5)
+    states, history = federated_gmm_em(s.x, 2, n_iter=5, seed=0)
+    fig, data = plot_gmm_em(s.x, states, history, 5)
     assert data["means"].shape == (2, 2) and data["assignment"].shape == (200,)
-    assert np.allclose(data["weights"], trace.weights[5, 0]) and data["iteration"] == 5
+    assert np.allclose(data["weights"], states[5].weights[0]) and data["iteration"] == 5
+    np.testing.assert_array_equal(data["log_likelihood"], history.curve("log_likelihood")[1])
     assert len(np.unique(data["assignment"])) == 2
+    _, first = plot_gmm_em(s.x, states, history, 0)
+    np.testing.assert_array_equal(first["means"], states[0].means)
     with pytest.raises(ValueError, match="iteration"):
-        plot_gmm_em(s.x, trace, 6)
+        plot_gmm_em(s.x, states, history, 6)
     with pytest.raises(ValueError, match="2 columns"):
-        plot_gmm_em(np.zeros((3, 3)), trace, 0)
+        plot_gmm_em(np.zeros((3, 3)), states, history, 0)
+    with pytest.raises(ValueError, match="history"):
+        plot_gmm_em(s.x, states[:3], history, 0)
 
 
 def test_plot_method_bars():

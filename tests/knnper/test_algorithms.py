@@ -477,10 +477,27 @@ def test_knnper_adapt_new_clients(split):
     new = FederatedDataset(train.select([3, 4]), test.select([3, 4]), 3)
     alg = KNNPer(MODEL, LocalSGD(lr=0.1, local_steps=2, batch_size=4), validation=val.select([0, 1, 2]))
     state, _ = run(alg, old, rounds=2, seed=0, progress=False)
-    knn, metrics = alg.adapt(state, new, validation=val.select([3, 4]))
-    assert knn.n_clients == 2 and metrics["test_accuracy"].shape == (2,)
+    knn, metrics = alg.adapt(state, new, seed=0, validation=val.select([3, 4]))
+    assert knn.n_clients == 2
+    assert all(isinstance(v, np.ndarray) and v.shape == (2,) for v in metrics.values())
+    assert {"train_accuracy", "test_accuracy", "train_loss", "test_loss"} <= set(metrics)
     with pytest.raises(ValueError, match="validation"):
-        alg.adapt(state, new)
+        alg.adapt(state, new, seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        alg.adapt(state, new, seed=-1, validation=val.select([3, 4]))
+
+
+def test_knnper_adapt_equal_seeds_give_equal_datastores(split):
+    train, _, test = split
+    old = FederatedDataset(train.select([0, 1, 2]), test.select([0, 1, 2]), 3)
+    new = FederatedDataset(train.select([3, 4]), test.select([3, 4]), 3)
+    alg = KNNPer(MODEL, LocalSGD(lr=0.1, local_steps=2, batch_size=4), lam=0.5, capacity=0.5)
+    state, _ = run(alg, old, rounds=2, seed=0, progress=False)
+    (a, ma), (b, mb) = alg.adapt(state, new, seed=3), alg.adapt(state, new, seed=3)
+    assert all(np.array_equal(x.keys, y.keys) for x, y in zip(a.datastores, b.datastores))
+    assert all(np.array_equal(ma[k], mb[k], equal_nan=True) for k in ma)
+    c, _ = alg.adapt(state, new, seed=4)
+    assert any(not np.array_equal(x.keys, y.keys) for x, y in zip(a.datastores, c.datastores))
 
 
 def test_knnper_algorithm_bad_inputs(split):

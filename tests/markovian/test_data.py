@@ -6,7 +6,7 @@ from fedlab.markovian.bounds import tv_l1, two_state_mixing_time
 from fedlab.markovian.data import (FLIP_MAPPINGS, STARTS, STREAM_MODES, MarkovRegression,
                                    check_transition_matrix, distance_to_stationarity,
                                    flip_prob_from_mixing_time, make_markov_regression, mixing_time,
-                                   sample_markov_chain, state_marginals, stationary_distribution,
+                                   state_marginals, stationary_distribution,
                                    stream_marginals, flip_matrix, two_state_streams)
 
 
@@ -82,16 +82,8 @@ def test_reducible_and_periodic_chains_raise():
         mixing_time(np.array([[0.0, 1.0], [1.0, 0.0]]), t_max=64)
 
 
-def test_sampled_chain_has_the_right_transitions_and_law():
+def test_state_marginals_are_matrix_powers():
     P = _random_chain(3, 1)
-    x = sample_markov_chain(P, 20_000, n_chains=4, init="stationary", rng=0)
-    assert x.shape == (4, 20_000) and x.min() >= 0 and x.max() <= 2
-    counts = np.zeros((3, 3))
-    np.add.at(counts, (x[:, :-1].ravel(), x[:, 1:].ravel()), 1)
-    assert np.allclose(counts / counts.sum(1, keepdims=True), P, atol=0.01)
-    assert np.allclose(np.bincount(x.ravel(), minlength=3) / x.size, stationary_distribution(P), atol=0.01)
-    starts = sample_markov_chain(P, 1, n_chains=5, init=2, rng=0)
-    assert np.all(starts == 2)
     marg = state_marginals(P, 0, 4)
     assert np.allclose(marg[0], [1, 0, 0]) and np.allclose(marg[3], np.linalg.matrix_power(P, 3)[0])
 
@@ -135,6 +127,31 @@ def test_stream_dependence_structure():
     z = 2 * ind.astype(float) - 1
     assert abs(np.mean(z[1:, :, 0] * z[:-1, :, -1])) < 0.03                     # rounds are independent
     assert np.mean(z[:, :, 1:] * z[:, :, :-1]) == pytest.approx(1 - 2 * p, abs=0.02)
+
+
+def _former_streams(p, m, t, k, mode, start, rng):
+    """The chapter's stream sampler before the shared one (fedlab.markov.sample_chains): parities of the flips."""
+    rng = np.random.default_rng(rng)
+    p = np.broadcast_to(np.asarray(p, float), (m,))
+    if mode == "markov":
+        x0 = (rng.random(m) < 0.5) if start == "stationary" else np.zeros(m, dtype=bool)
+        flips = rng.random((m, t * k - 1)) < p[:, None]
+        parity = np.concatenate([np.zeros((m, 1), dtype=np.int64), np.cumsum(flips, axis=1)], axis=1) % 2
+        return (parity ^ x0[:, None]).astype(np.int8).reshape(m, t, k).transpose(1, 0, 2)
+    x0 = rng.random((t, m)) < 0.5
+    flips = rng.random((t, m, k - 1)) < p[None, :, None]
+    parity = np.concatenate([np.zeros((t, m, 1), dtype=np.int64), np.cumsum(flips, axis=2)], axis=2) % 2
+    return (parity ^ x0[..., None]).astype(np.int8)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_chain_streams_equal_the_former_sampler(seed):
+    for mode in ("markov", "independent"):
+        for start in STARTS:
+            for p, k in (([0.1, 0.02, 0.5], 5), (0.3, 1)):
+                new = two_state_streams(p, n_clients=3, n_rounds=7, n_local=k, mode=mode, start=start, rng=seed)
+                assert new.dtype == np.int8
+                assert np.array_equal(new, _former_streams(p, 3, 7, k, mode, start, seed)), (mode, start, k)
 
 
 def test_streams_are_seed_deterministic_and_per_client_flips():

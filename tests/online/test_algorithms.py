@@ -1,4 +1,5 @@
-"""FEM-OMD (fedlab.online.algorithms): building blocks, the GMM simulation, the discriminative variant."""
+"""FEM-OMD (fedlab.online.algorithms): building blocks, the GMM simulation, the discriminative variant, online on
+the engine."""
 import json
 import math
 
@@ -8,11 +9,12 @@ import torch
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab.online import algorithms as F
-from fedlab.online.algorithms import (FEMOMD, LOG_FLOOR, STEP_SCHEDULES, center_error, em_local_step,
-                                      federated_em, fem_omd_gmm, gmm_responsibilities, mixture_kl,
-                                      mixture_weight_gradient, omd_step, run_online, step_size, sync_means)
-from fedlab.engine import ClientData, FederatedDataset, LocalSGD, local_sgd, run
-from fedlab.online.experiments import gmm_regret, loglog_slope, make_gmm_stream
+from fedlab.gmm import LOG_FLOOR
+from fedlab.online.algorithms import (FEMOMD, STEP_SCHEDULES, GaussianFEMOMD, GMMEnvironment, GMMStep, center_error,
+                                      logged, mixture_kl, mixture_weight_gradient, omd_step, played_weights,
+                                      regret_curves, step_size)
+from fedlab.engine import ClientData, FederatedDataset, History, LocalSGD, local_sgd, run
+from fedlab.online.experiments import gmm_regret, loglog_slope, make_gmm_stream, run_fem_omd_gmm
 from fedlab.models import LinearModel
 
 MU3 = np.array([[4.0, 0.0], [-2.0, 3.4641], [-2.0, -3.4641]])
@@ -85,45 +87,6 @@ def _reference_responsibilities(x, pi, mu):
     return r / r.sum(1, keepdims=True)
 
 
-def test_gmm_responsibilities():
-    rng = np.random.default_rng(0)
-    x, pi = rng.normal(size=(2, 7, 2)), rng.dirichlet(np.ones(3), size=2)
-    r = gmm_responsibilities(x, pi, MU3 / 4)
-    assert r.shape == (2, 7, 3)
-    for c in range(2):
-        np.testing.assert_allclose(r[c], _reference_responsibilities(x[c], pi[c], MU3 / 4), rtol=1e-10)
-    r0 = gmm_responsibilities(x[0], np.array([0.0, 0.5, 0.5]), MU3)
-    assert r0.shape == (1, 7, 3) and np.all(r0[..., 0] == 0) and np.allclose(r0.sum(-1), 1)
-    with pytest.raises(ValueError, match="variance"):
-        gmm_responsibilities(x, pi, MU3, variance=0.0)
-    with pytest.raises(ValueError, match="variance"):
-        gmm_responsibilities(x, pi, MU3, variance=-2.0)
-    with pytest.raises(ValueError, match="simplex"):
-        gmm_responsibilities(x, np.array([0.5, 0.5, 0.5]), MU3)
-    with pytest.raises(ValueError, match="simplex"):
-        gmm_responsibilities(x, np.array([1.2, -0.1, -0.1]), MU3)
-    with pytest.raises(ValueError, match="x must have shape"):
-        gmm_responsibilities(np.zeros((2, 4, 3)), pi, MU3)
-
-
-def test_sync_equals_pooled_m_step_fact_a4():
-    rng = np.random.default_rng(1)
-    x, pi = rng.normal(0, 3, size=(5, 12, 2)), rng.dirichlet(np.ones(3), size=5)
-    pi_tilde, local = em_local_step(x, pi, MU3)
-    synced = sync_means(pi_tilde, local, MU3)
-    r = gmm_responsibilities(x, pi, MU3).reshape(-1, 3)
-    pooled = (r[:, :, None] * x.reshape(-1, 1, 2)).sum(0) / r.sum(0)[:, None]
-    np.testing.assert_allclose(synced, pooled, atol=1e-12)
-    np.testing.assert_allclose(pi_tilde, gmm_responsibilities(x, pi, MU3).mean(1))
-    # a component nobody weighs keeps its fallback mean
-    pi0 = np.tile([0.5, 0.5, 0.0], (5, 1))
-    pt0, loc0 = em_local_step(x, pi0, MU3)
-    assert np.all(pt0[:, 2] == 0) and np.allclose(loc0[:, 2], MU3[2])
-    np.testing.assert_allclose(sync_means(pt0, loc0, MU3)[2], MU3[2])
-    with pytest.raises(ValueError, match="pi_tilde"):
-        sync_means(-pi_tilde, local, MU3)
-
-
 def _plain_em(x, mu, pi, steps, batch):
     """Textbook sample-splitting EM on one data set (no federation)."""
     for k in range(steps):
@@ -132,24 +95,6 @@ def _plain_em(x, mu, pi, steps, batch):
         pi = r.mean(0)
         mu = (r[:, :, None] * xb[:, None, :]).sum(0) / r.sum(0)[:, None]
     return pi, mu
-
-
-def test_federated_em_with_one_client_is_plain_em():
-    x = np.random.default_rng(2).normal(0, 3, size=(1, 30, 2))
-    pi0 = np.array([0.2, 0.3, 0.5])
-    pt, mu = federated_em(x, MU3, pi0, n_steps=3, split=True)
-    ref_pi, ref_mu = _plain_em(x[0], MU3, pi0, 3, 10)
-    np.testing.assert_allclose(pt[0], ref_pi, atol=1e-12)
-    np.testing.assert_allclose(mu, ref_mu, atol=1e-12)
-    # n < K (or split=False): every inner step uses all samples
-    a = federated_em(x[:, :2], MU3, pi0, n_steps=3)
-    b = federated_em(x[:, :2], MU3, pi0, n_steps=3, split=False)
-    np.testing.assert_allclose(a[1], b[1])
-    np.testing.assert_allclose(a[1], _plain_em(np.tile(x[0, :2], (3, 1)), MU3, pi0, 3, 2)[1], atol=1e-12)
-    with pytest.raises(ValueError, match="n_steps"):
-        federated_em(x, MU3, pi0, n_steps=0)
-    with pytest.raises(ValueError, match="pi_init"):
-        federated_em(x, MU3, np.ones(3), n_steps=1)
 
 
 # ----------------------------------------------------------------------------------------- gradient, loss
@@ -216,19 +161,63 @@ def test_center_error_is_permutation_free():
 
 # ----------------------------------------------------------------------------------------- GMM simulation
 
-def test_fem_omd_gmm_outputs_and_determinism():
+def _run(stream, **options):
+    return run_fem_omd_gmm(stream, **options)
+
+
+def test_gmm_environment_steps():
+    stream = make_gmm_stream(n_clients=4, horizon=5, seed=0)
+    env = GMMEnvironment(stream.means, stream.weights, n_samples=7, n_mc_loss=11, seed=2)
+    step = env(3)
+    assert isinstance(step, GMMStep) and step.t == 4 and env.horizon == step.horizon == 5
+    assert step.samples.shape == (4, 7, 2) and step.loss_draws.shape == (3, 11, 2)
+    np.testing.assert_array_equal(step.weights_star, stream.weights[3])
+    np.testing.assert_allclose(np.exp(step.log_comparator), stream.weights.mean(0))
+    np.testing.assert_array_equal(env(3).samples, step.samples)              # deterministic in (seed, t)
+    x = F._sample_mixture(numpy_rng(2, 4, Stream.ONLINE_DATA), stream.weights[3], stream.means, 7, 1.0)
+    np.testing.assert_array_equal(step.samples, x)
+    # playing the truth costs nothing; the comparator loss does not depend on the played model
+    loss, comp = step.losses(np.log(step.weights_star), stream.means)
+    np.testing.assert_allclose(loss, 0.0, atol=1e-12)
+    np.testing.assert_array_equal(comp, step.losses(np.log(np.full((4, 3), 1 / 3)), stream.means + 1)[1])
+    # the true gradient (4.27) at the true weights is -1 (fact A2, up to the Monte Carlo of the loss draws)
+    big = GMMEnvironment(stream.means / 3, np.tile([0.5, 0.3, 0.2], (1, 2, 1)), n_mc_loss=50_000, seed=0)(0)
+    np.testing.assert_allclose(big.true_gradient(np.log(big.weights_star)), -1.0, atol=2e-2)
+    with pytest.raises(ValueError, match="t must be"):
+        env(5)
+    with pytest.raises(ValueError, match="n_mc_loss"):
+        GMMEnvironment(stream.means, stream.weights, n_mc_loss=0)
+
+
+def test_fem_omd_gmm_history_and_determinism():
     stream = make_gmm_stream(n_clients=4, horizon=15, seed=0)
-    a = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3)
-    b = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3)
-    np.testing.assert_array_equal(a.regret, b.regret)
-    assert a.regret.shape == (15, 4) and a.pi.shape == (16, 4, 3) and a.means.shape == (16, 3, 2)
-    np.testing.assert_allclose(a.regret[-1], (a.loss - a.comparator_loss).sum(0))
-    assert a.regret_per_step == pytest.approx(a.mean_regret[-1] / 15)
-    assert np.all(a.loss > -0.05) and np.all(np.isfinite(a.grad_err))
+    sa, a = _run(stream, n_samples=6, seed=3)
+    sb, b = _run(stream, n_samples=6, seed=3)
+    np.testing.assert_array_equal(regret_curves(a), regret_curves(b))
+    np.testing.assert_array_equal(sa.means, sb.means)
+    assert isinstance(a, History) and a.rounds == list(range(15)) and sa.round == 15
+    regret = regret_curves(a)
+    assert regret.shape == (15, 4) and played_weights(a).shape == (15, 4, 3)
+    np.testing.assert_allclose(regret[-1], (np.stack(a.clients["kl"]) - np.stack(a.clients["comparator_kl"])).sum(0))
+    assert logged(a, "grad_err").shape == (15, 4) and logged(a, "eta").shape == (15,)
+    assert np.all(np.stack(a.clients["kl"]) > -0.05) and np.all(np.isfinite(logged(a, "grad_err")))
+    np.testing.assert_allclose(played_weights(a)[0], 1 / 3)                   # pi_1 is uniform
+    np.testing.assert_allclose(a.curve("center_error", "max")[1], a.curve("center_error", "min")[1])
     json.dumps(a.to_dict())
-    c = fem_omd_gmm(stream.means, stream.weights, n_samples=6, seed=3, gradient="samples", pi_init="previous",
-                    schedule="fixed", split=False, grad_clip=None, n_mc=3)
-    assert np.all(np.isfinite(c.regret))
+    _, c = _run(stream, n_samples=6, seed=3, gradient="samples", pi_init="previous", schedule="fixed", split=False,
+                grad_clip=None, n_mc=3)
+    assert np.all(np.isfinite(regret_curves(c)))
+    np.testing.assert_allclose(logged(c, "eta"), math.sqrt(math.log(3) / 15))   # the fixed step uses T
+
+
+def test_history_readers_reject_other_histories():
+    h = History()
+    h.record(0, {"train_loss": np.zeros(2)})
+    for reader in (regret_curves, played_weights):
+        with pytest.raises(KeyError, match="GaussianFEMOMD"):
+            reader(h)
+    with pytest.raises(KeyError, match="grad_err"):
+        logged(h, "grad_err")
 
 
 def test_weights_stay_on_simplex_with_vanishing_components():
@@ -237,30 +226,46 @@ def test_weights_stay_on_simplex_with_vanishing_components():
     w = np.zeros((30, 3, 3))
     w[np.arange(30)[:, None], np.arange(3)[None], rng.integers(0, 3, size=(30, 3))] = 1.0
     for lr in (1.0, 1e4):
-        run_ = fem_omd_gmm(MU3 * 3, w, n_samples=2, lr=lr, schedule="constant", grad_clip=None, seed=1)
-        assert np.all(np.isfinite(run_.pi)) and np.allclose(run_.pi.sum(-1), 1.0) and np.all(run_.pi >= 0)
-        assert np.all(np.isfinite(run_.means)) and np.all(np.isfinite(run_.loss))
-    assert run_.pi.min() == 0.0          # some weights really underflowed to 0 ...
-    assert np.all(np.isfinite(run_.regret))  # ... without any NaN
+        env = GMMEnvironment(MU3 * 3, w, n_samples=2, seed=1)
+        state, hist = run(GaussianFEMOMD(lr=lr, schedule="constant", grad_clip=None), env, rounds=30, seed=1,
+                          order="evaluate_first")
+        pi = played_weights(hist)
+        assert np.all(np.isfinite(pi)) and np.allclose(pi.sum(-1), 1.0) and np.all(pi >= 0)
+        assert np.all(np.isfinite(state.means)) and np.all(np.isfinite(np.stack(hist.clients["kl"])))
+    assert pi.min() == 0.0                        # some weights really underflowed to 0 ...
+    assert np.all(np.isfinite(regret_curves(hist)))  # ... without any NaN
 
 
 def test_one_client_reduces_to_centralized_online_em():
     stream = make_gmm_stream(n_clients=1, horizon=12, spread=3.0, seed=2)
-    res = fem_omd_gmm(stream.means, stream.weights, n_samples=9, n_em_steps=3, seed=4)
-    mu = res.means[0]
+    env = GMMEnvironment(stream.means, stream.weights, n_samples=9, seed=4)
+    algorithm = GaussianFEMOMD(n_em_steps=3)
+    state = algorithm.init(env(0), 4)
+    mu = state.means
     for t in range(1, 13):
+        state, _ = algorithm.round(state, env(t - 1), 4)
         x = F._sample_mixture(numpy_rng(4, t, Stream.ONLINE_DATA), stream.weights[t - 1], stream.means, 9, 1.0)[0]
         _, mu_em = _plain_em(x, mu, np.full(3, 1 / 3), 3, 3)
         mu = t / (t + 1) * mu + mu_em / (t + 1)
-        np.testing.assert_allclose(res.means[t], mu, atol=1e-10)
+        np.testing.assert_allclose(state.means, mu, atol=1e-10)
+
+
+def test_fewer_samples_than_em_steps_use_every_sample_in_each_step():
+    # n < K: sample splitting is off, every inner step uses all n samples (dynamic spec A.5 item 4)
+    stream = make_gmm_stream(n_clients=3, horizon=4, seed=1)
+    split, _ = _run(stream, n_samples=2, n_em_steps=3, split=True, seed=0)
+    whole, _ = _run(stream, n_samples=2, n_em_steps=3, split=False, seed=0)
+    np.testing.assert_array_equal(split.means, whole.means)
+    other, _ = _run(stream, n_samples=6, n_em_steps=3, split=True, seed=0)
+    assert not np.allclose(other.means, _run(stream, n_samples=6, n_em_steps=3, split=False, seed=0)[0].means)
 
 
 def test_sublinear_regret_on_well_separated_mixture():
     stream = make_gmm_stream(n_clients=10, horizon=200, spread=6.0, seed=0)
-    res = fem_omd_gmm(stream.means, stream.weights, n_samples=30, seed=0)
-    slope = loglog_slope(np.arange(1, 201), res.mean_regret)
+    state, hist = _run(stream, n_samples=30, seed=0)
+    slope = loglog_slope(np.arange(1, 201), regret_curves(hist).mean(1))
     assert slope < 0.6                      # linear regret has slope 1
-    assert res.center_error[-1] < 0.2
+    assert center_error(state.means, stream.means) < 0.2
 
 
 def test_more_samples_and_more_clients_help_facts_a11_a12():
@@ -276,29 +281,33 @@ def test_more_samples_and_more_clients_help_facts_a11_a12():
 def test_fem_omd_gmm_rejects_bad_inputs():
     w = np.full((5, 2, 3), 1 / 3)
     with pytest.raises(ValueError, match="weights_star.*simplex"):
-        fem_omd_gmm(MU3, np.full((5, 2, 3), 0.5))
+        GMMEnvironment(MU3, np.full((5, 2, 3), 0.5))
     with pytest.raises(ValueError, match="weights_star.*simplex"):
-        fem_omd_gmm(MU3, np.where(np.arange(3) == 0, 1.5, -0.25) * np.ones((5, 2, 3)))
+        GMMEnvironment(MU3, np.where(np.arange(3) == 0, 1.5, -0.25) * np.ones((5, 2, 3)))
     with pytest.raises(ValueError, match="weights_star"):
-        fem_omd_gmm(MU3, np.full((5, 3), 1 / 3))
-    with pytest.raises(ValueError, match="lr"):
-        fem_omd_gmm(MU3, w, lr=0.0)
-    with pytest.raises(ValueError, match="lr"):
-        fem_omd_gmm(MU3, w, lr=-0.5)
+        GMMEnvironment(MU3, np.full((5, 3), 1 / 3))
     with pytest.raises(ValueError, match="variance"):
-        fem_omd_gmm(MU3, w, variance=0.0)
+        GMMEnvironment(MU3, w, variance=0.0)
     with pytest.raises(ValueError, match="variance"):
-        fem_omd_gmm(MU3, w, variance=-1.0)
+        GMMEnvironment(MU3, w, variance=-1.0)
     with pytest.raises(ValueError, match="n_samples"):
-        fem_omd_gmm(MU3, w, n_samples=0)
-    with pytest.raises(ValueError, match="gradient"):
-        fem_omd_gmm(MU3, w, gradient="exact")
-    with pytest.raises(ValueError, match="pi_init"):
-        fem_omd_gmm(MU3, w, pi_init="oracle")
-    with pytest.raises(ValueError, match="means_init"):
-        fem_omd_gmm(MU3, w, means_init=np.zeros((2, 2)))
+        GMMEnvironment(MU3, w, n_samples=0)
     with pytest.raises(ValueError, match="means_star"):
-        fem_omd_gmm(np.zeros(3), w)
+        GMMEnvironment(np.zeros(3), w)
+    with pytest.raises(ValueError, match="lr"):
+        GaussianFEMOMD(lr=0.0)
+    with pytest.raises(ValueError, match="lr"):
+        GaussianFEMOMD(lr=-0.5)
+    with pytest.raises(ValueError, match="gradient"):
+        GaussianFEMOMD(gradient="exact")
+    with pytest.raises(ValueError, match="pi_init"):
+        GaussianFEMOMD(pi_init="oracle")
+    with pytest.raises(ValueError, match="n_em_steps"):
+        GaussianFEMOMD(n_em_steps=0)
+    with pytest.raises(ValueError, match="means_init"):
+        GaussianFEMOMD(means_init=np.zeros((2, 2))).init(GMMEnvironment(MU3, w)(0), 0)
+    with pytest.raises(TypeError, match="GMMEnvironment"):
+        GaussianFEMOMD().init(_clients(), 0)
 
 
 # ----------------------------------------------------------------------------------------- discriminative FEM-OMD
@@ -371,19 +380,19 @@ def test_femomd_rejects_bad_arguments():
         algo.round(state, _clients(n_clients=2), 0)
 
 
-def test_run_online_scores_before_learning():
+def test_femomd_online_on_the_engine_scores_before_learning():
     streams = {t: _clients(seed=t) for t in range(4)}
     algo = FEMOMD(LinearModel(5, 3), LocalSGD(lr=0.5, batch_size=6), n_components=2)
-    state, hist = run_online(algo, streams.__getitem__, 4, seed=1)
+    state, hist = run(algo, streams.__getitem__, rounds=4, seed=1, order="evaluate_first")
     assert hist.rounds == [0, 1, 2, 3] and state.round == 4 and len(hist.log) == 4
-    # step 0 is scored with the initial (untrained) model
-    init = algo.init(streams[0], 1)
-    np.testing.assert_allclose(hist.clients["test_accuracy"][0], algo.evaluate(init, streams[0])["test_accuracy"])
-    with pytest.raises(TypeError, match="stream"):
-        run_online(algo, [streams[0]], 2)
-    with pytest.raises(TypeError, match="FederatedDataset"):
-        run_online(algo, lambda t: None, 2)
-    with pytest.raises(ValueError, match="clients"):
-        run_online(algo, lambda t: _clients(n_clients=3 if t == 0 else 2), 2)
-    with pytest.raises(ValueError, match="horizon"):
-        run_online(algo, streams.__getitem__, 0)
+    np.testing.assert_array_equal(hist.n_train, streams[0].train.n.numpy())
+    # step t is scored with the model played at t, before it learns from step t's samples
+    played = algo.init(streams[0], 1)
+    for t in range(4):
+        metrics = algo.evaluate(played, streams[t])
+        for name, values in metrics.items():
+            np.testing.assert_array_equal(hist.clients[name][t], values)
+        played, info = algo.round(played, streams[t], 1)
+        assert hist.log[t] == {"round": t + 1, **info}
+    for k in state.params:
+        torch.testing.assert_close(state.params[k], played.params[k], rtol=0, atol=0)

@@ -136,3 +136,19 @@ def test_plot_weight_paths_data():
     with pytest.raises(ValueError, match="pi must have shape"):
         plot_weight_paths(np.zeros((5, 2)), ps)
     plt.close("all")
+
+
+def test_run_fem_omd_gmm_is_the_engine_run_on_the_stream():
+    from fedlab.engine import run
+    from fedlab.online.algorithms import GaussianFEMOMD, GMMEnvironment, regret_curves
+    from fedlab.online.experiments import run_fem_omd_gmm
+
+    stream = make_gmm_stream(n_clients=3, horizon=6, seed=1)
+    state, history = run_fem_omd_gmm(stream, n_samples=5, n_em_steps=2, lr=0.5, seed=2)
+    env = GMMEnvironment(stream.means, stream.weights, n_samples=5, seed=2)
+    ref_state, ref = run(GaussianFEMOMD(n_em_steps=2, lr=0.5), env, rounds=6, seed=2, order="evaluate_first")
+    np.testing.assert_array_equal(regret_curves(history), regret_curves(ref))
+    np.testing.assert_array_equal(state.means, ref_state.means)
+    assert history.rounds == list(range(6)) and state.round == 6
+    with pytest.raises(TypeError, match="GMMStream"):
+        run_fem_omd_gmm(stream.means)

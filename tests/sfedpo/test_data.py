@@ -152,6 +152,41 @@ def test_simulate_states_speeds_and_transitions():
         simulate_states(pi, 3, transitions=np.ones((2, 3, 3)))
 
 
+def _former_states(pi, s, speed, transitions, rng):
+    """The chapter's sampler before the shared one (fedlab.markov.sample_chains), step by step."""
+    rng = np.random.default_rng(rng)
+    n, m = pi.shape
+    cdf = np.cumsum(pi, axis=1)
+    cdf[:, -1] = 1.0
+    draw = lambda u: np.minimum((u[:, None] >= cdf).sum(-1), m - 1)  # noqa: E731
+    out = np.empty((n, s + 1), dtype=np.int64)
+    out[:, 0] = draw(rng.random((n, 1))[:, 0])
+    if transitions is None:
+        redraw = rng.random((n, s)) < speed
+        cand = rng.random((n, s))
+        for i in range(s):
+            out[:, i + 1] = np.where(redraw[:, i], draw(cand[:, i]), out[:, i])
+        return out
+    u = rng.random((n, s))
+    cum = np.cumsum(transitions, axis=-1)
+    cum[..., -1] = 1.0
+    for i in range(s):
+        out[:, i + 1] = np.minimum((u[:, i:i + 1] >= cum[np.arange(n), out[:, i]]).sum(1), m - 1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_draws_equal_the_former_sampler(seed):
+    gen = np.random.default_rng(100 + seed)
+    pi = gen.dirichlet(np.ones(6), size=5)
+    for speed in (0.0, 0.3, 1.0):
+        assert np.array_equal(simulate_states(pi, 100, speed=speed, rng=seed), _former_states(pi, 100, speed, None, seed))
+    P = gen.random((5, 6, 6))
+    P /= P.sum(-1, keepdims=True)
+    assert np.array_equal(simulate_states(pi, 80, transitions=P, rng=seed), _former_states(pi, 80, None, P, seed))
+    assert simulate_states(pi, 0, rng=seed).shape == (5, 1)
+
+
 # ------------------------------------------------------------------------------------ buffers
 
 @pytest.mark.parametrize("rule", BUFFER_RULES)
