@@ -58,3 +58,10 @@ def test_chapter_packages_say_what_they_are(chapter):
 
     doc = importlib.import_module(f"fedlab.{chapter}").__doc__ or ""
     assert "notebooks/" in doc and "Entry points" in doc, doc[:200]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_has_a_runnable_example(chapter):
+    """The test command runs the doctests (``--doctest-modules``); every chapter has at least one."""
+    sources = "".join(p.read_text() for p in (ROOT / "fedlab" / chapter).rglob("*.py"))
+    assert ">>> " in sources

@@ -143,7 +143,14 @@ def tv_distance(alpha, p) -> np.ndarray:
 
 def eps_bias(alpha, pi, q) -> np.ndarray:
     r""":math:`\bar\epsilon_{bias}(\mathbf q)=\chi^2_{\alpha\|\pi\tilde\odot\mathbf q}`, eq. (2.24) (diverges if a
-    client is excluded)."""
+    client is excluded).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(eps_bias(np.array([0.5, 0.5]), pi=np.array([0.9, 0.3]), q=np.array([0.5, 0.5])))  # p = (0.75, 0.25)
+    0.3333333333333333
+    """
     return chi2_divergence(alpha, biased_importance(pi, q))
 
 

@@ -233,6 +233,12 @@ def make_synthetic_mixture(n_clients: int = 300, *, n_components: int = 3, dim: 
     MixtureDataset
         Binary labels; ``meta`` holds ``theta`` (M, d) and ``sizes`` (T,). ``z_*`` is ``-1`` on the
         constant-0 positions of the buggy generator.
+
+    Examples
+    --------
+    >>> data = make_synthetic_mixture(10, dim=5, n_min=10, n_max=20, n_test=10, rng=0)
+    >>> data.n_clients, data.n_components, data.pi.shape
+    (10, 3, (10, 3))
     """
     n_clients = check_int("n_clients", n_clients, low=1)
     m = check_int("n_components", n_components, low=1)

@@ -176,6 +176,11 @@ def theorem_3_6_1(lam, L_star: float, disc: float, n_t, n: float, p, d_H: float,
     -------
     float or np.ndarray
         Broadcast over ``lam``, ``n_t`` and ``p``.
+
+    Examples
+    --------
+    >>> round(float(theorem_3_6_1(0.5, 0.1, 0.2, 100, 10000, 16, 10, 1.0, 1.0)), 3)
+    25.806
     """
     lam_arr = np.asarray(lam, dtype=float)
     if lam_arr.size == 0 or not np.all(np.isfinite(lam_arr)) or np.any((lam_arr < 0) | (lam_arr > 1)):

@@ -248,6 +248,11 @@ def minibatch_bound(delta0: float, lr_global: float, n_rounds: int, mixing_time:
 
     ``tv_sum`` = 0 for a stationary start (Q = π). Passing ``smooth_L`` checks :math:`\gamma\le 1/L`.
     Test vector: (1, 1, 1000, 69, 1, 10, 100) gives 0.14 [spec D.4].
+
+    Examples
+    --------
+    >>> round(minibatch_bound(1, 1, 1000, 69, 1, 10, 100), 2)
+    0.14
     """
     d0, t, tau, s2, m, k, tv = _common(delta0, n_rounds, mixing_time, sigma2, n_clients, n_local, tv_sum)
     gamma = check_real("lr_global", lr_global, low=0, low_open=True)

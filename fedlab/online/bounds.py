@@ -183,6 +183,11 @@ def fem_omd_regret_bound(horizon: Any, n_components: int, n_samples: int, *, gra
     Returns
     -------
     float or np.ndarray
+
+    Examples
+    --------
+    >>> round(float(fem_omd_regret_bound(1000, 3, 30)), 2)
+    398.29
     """
     t = _horizon("horizon", horizon)
     m = check_int("n_components", n_components, low=1)

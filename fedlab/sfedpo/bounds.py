@@ -306,6 +306,14 @@ def sfedpo_theorem1_bound(F1: float, L: float, eta: float, n_steps: int, n_round
     r"""Theorem 1's right-hand side (6); see :func:`theorem1_terms` for the arguments and the decomposition.
 
     The spec's test vector (§B.6) gives 43.352055.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pi, alpha = np.array([[0.7, 0.3], [0.2, 0.8]]), np.array([[0.4, 0.6], [0.5, 0.5]])
+    >>> d, w, p, q = np.array([0.1, 0.3]), np.array([0.5, 0.5]), np.array([0.6, 0.4]), np.array([0.2, 0.3])
+    >>> round(sfedpo_theorem1_bound(1, 1, 0.01, 5, 100, 1, 2, d, w, pi, alpha, p, q), 6)
+    43.352055
     """
     return theorem1_terms(F1, L, eta, n_steps, n_rounds, sigma2, G, d, w, pi, alpha, p, q,
                           last_term=last_term)["bound"]

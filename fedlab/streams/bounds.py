@@ -106,6 +106,12 @@ def psi(p, n, m_hist: int, c1: float = 1.0, c2: float = 1.0, c0: float = 0.0) ->
     Returns
     -------
     float (``inf`` if a client without samples gets weight).
+
+    Examples
+    --------
+    >>> n = [0.4, 0.4, 0.1, 0.1]                      # two historical clients, then two fresh ones
+    >>> round(psi([0.25] * 4, n, m_hist=2), 4), round(psi([0.45, 0.45, 0.05, 0.05], n, m_hist=2), 4)
+    (1.6036, 1.1015)
     """
     n = _check_fractions(n)
     p = check_simplex("p", p, ndim=1, size=len(n))

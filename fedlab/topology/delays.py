@@ -250,6 +250,15 @@ def cycle_time(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams) -> 
     -------
     float
         :math:`\tau` in ms; the throughput is :math:`1/\tau` rounds per ms.
+
+    Examples
+    --------
+    >>> from fedlab.topology import connectivity_graph, design_overlay, load_network, preset_params
+    >>> conn, params = connectivity_graph(load_network("gaia")), preset_params()
+    >>> round(cycle_time(design_overlay("ring", conn, params), conn, params))
+    118
+    >>> round(cycle_time(design_overlay("star", conn, params), conn, params))
+    390
     """
     overlay_arcs(overlay, conn)
     if not nx.is_strongly_connected(overlay):
