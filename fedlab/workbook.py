@@ -1,25 +1,52 @@
-"""Execute the notebooks headlessly (papermill), collect their headline numbers and build an HTML report.
+"""Execute the notebooks headlessly (papermill), collect their headline numbers and claims, publish the report.
 
-Every notebook's summary cell starts with ``# NBVAL_CHECK_OUTPUT`` and prints ``name: value`` lines;
-those lines become the report's headline numbers.
+Every notebook prints its headline numbers (the ``name: value`` lines of the cell that starts with
+``# NBVAL_CHECK_OUTPUT``) and shows its paper claims with :func:`fedlab.claims.show_claims`, which attaches them to
+the cell's output as JSON (:data:`fedlab.claims.MIME_TYPE`). :func:`run_workbook` executes the notebooks into the
+build folder, stores each notebook's claims next to it (``<notebook>.claims.json``) and all of them in
+``claims.json``, then builds the report, a static site (Sphinx, myst-nb and sphinx-book-theme; configuration in
+``fedlab/report/``): ``index.html`` is the scoreboard (per chapter its key figure, status, run time and claims
+counted by verdict, then one table of every claim) and every executed notebook gets a page, its maths rendered by
+a MathJax copied into the site and its exercise solutions collapsed. myst-nb only renders: nothing runs twice.
+
+The key figure of a chapter is the first figure of a cell tagged ``key-figure``, else the notebook's last figure.
+A solution is a cell whose metadata has ``{"jupyter": {"source_hidden": true}}`` or the tag ``solution``.
 """
 from __future__ import annotations
 
-import html
+import base64
+import copy
+import io
 import json
 import os
 import re
+import tempfile
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from string import Template
 
 from fedlab._validation import check_choice, check_int
+from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
+from fedlab.tables import markdown_table
 
-__all__ = ["NotebookResult", "find_notebooks", "execute_notebook", "headline_numbers", "build_report", "run_workbook"]
+__all__ = ["NotebookResult", "find_notebooks", "headline_numbers", "notebook_claims", "key_figure", "is_solution",
+           "page_notebook", "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report",
+           "run_workbook"]
 
 SUMMARY_MARK = "# NBVAL_CHECK_OUTPUT"
+MODES = ("smoke", "full")
+KEY_FIGURE_TAG = "key-figure"
+SOLUTION_TAG = "solution"
 ROOT = Path(__file__).resolve().parent.parent
+SITE = Path(__file__).resolve().parent / "report"       # the site's configuration, scoreboard page, static files
+# Kernel options: figures go into the notebook (and the report) even when the caller's environment selects a
+# non-inline backend (e.g. MPLBACKEND=Agg, which the kernel would inherit); the kernel's own log (about its
+# transport, and the KeyboardInterrupt of the interrupt that precedes every shutdown) stays out of the terminal:
+# what a cell raises is recorded in the executed notebook.
+KERNEL_ARGUMENTS = ["--matplotlib=inline", "--IPKernelApp.log_level=CRITICAL"]
 
 
 @dataclass
@@ -33,7 +60,18 @@ class NotebookResult:
     seconds: float
     headline: dict[str, str] = field(default_factory=dict)
     error: str = ""                  # failing cell and exception, when failed
-    html: str = ""                   # rendered page, relative to the build folder
+    html: str = ""                   # the notebook's page, relative to the build folder ("" when none)
+    claims: list[Claim] = field(default_factory=list)
+
+    @property
+    def tally(self) -> dict[str, int]:
+        """The claims counted by verdict (:func:`fedlab.claims.tally`)."""
+        return tally(self.claims)
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields, the claims as :meth:`fedlab.claims.Claim.to_dict`, and their ``tally``."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**out, "claims": [c.to_dict() for c in self.claims], "tally": self.tally}
 
 
 def find_notebooks(folder: str | os.PathLike = ROOT / "notebooks", only: str | None = None) -> list[Path]:
@@ -73,6 +111,63 @@ def headline_numbers(nb) -> dict[str, str]:
     return numbers
 
 
+def notebook_claims(nb) -> list[Claim]:
+    """The claims that the notebook's cells showed (outputs holding :data:`fedlab.claims.MIME_TYPE`), in order.
+
+    Raises ``ValueError`` naming the cell when an output does not hold valid claims.
+    """
+    claims = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if MIME_TYPE in out.get("data", {}):
+                try:
+                    claims += [Claim.from_dict(d) for d in out["data"][MIME_TYPE]]
+                except (TypeError, ValueError) as err:
+                    raise ValueError(f"In [{cell.get('execution_count')}] shows invalid claims: {err}") from err
+    return claims
+
+
+def key_figure(nb) -> bytes | None:
+    """PNG bytes of the chapter's key figure: the first figure of a cell tagged ``key-figure``, else the last one."""
+    tagged = last = None
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            png = out.get("data", {}).get("image/png")
+            if png:
+                last = png
+                if tagged is None and KEY_FIGURE_TAG in cell.metadata.get("tags", []):
+                    tagged = png
+    figure = tagged or last
+    return base64.b64decode(figure) if figure else None
+
+
+def is_solution(cell) -> bool:
+    """Whether the cell is an exercise solution (``jupyter.source_hidden`` metadata, or the tag ``solution``)."""
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden")) or SOLUTION_TAG in cell.metadata.get("tags", [])
+
+
+def page_notebook(nb):
+    """A copy of ``nb`` as its page on the report shows it: solutions collapsed (HTML ``<details>``), claims as a table.
+
+    A markdown solution is wrapped in ``<details class="solution">``; a code solution gets myst-nb's ``hide-cell``
+    tag (source and outputs in a ``<details>``), with "Show solution" as its prompt. The claims' JSON
+    (:data:`fedlab.claims.MIME_TYPE`) leaves the outputs: the scoreboard holds the claims and the page shows the
+    markdown table of the same output.
+    """
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            out.get("data", {}).pop(MIME_TYPE, None)
+        if not is_solution(cell):
+            continue
+        if cell.cell_type == "markdown":
+            cell.source = f'<details class="solution">\n<summary>Solution</summary>\n\n{cell.source}\n\n</details>'
+        elif cell.cell_type == "code":
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-cell"]
+            cell.metadata["mystnb"] = {"code_prompt_show": "Show solution", "code_prompt_hide": "Hide solution"}
+    return nb
+
+
 def _failing_cell(nb) -> str | None:
     """``In [n] ('first line'): Error: message`` for the first cell with an error output."""
     for cell in nb.cells:
@@ -83,79 +178,215 @@ def _failing_cell(nb) -> str | None:
     return None
 
 
-def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout: int = 600) -> NotebookResult:
-    """Run one notebook with papermill (``INTERACTIVE=False``) into ``out_dir`` and render it as HTML."""
-    import nbformat
+def _papermill(path: Path, out_path: Path, mode: str, timeout: int) -> str:
+    """Execute ``path`` into ``out_path``; the error's last line, or ``""`` when every cell ran.
+
+    The kernel talks to papermill over IPC sockets in a private temporary folder (not over TCP on localhost).
+    """
     import papermill
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="fedlab-kernel-") as sockets:
+        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+        try:
+            papermill.execute_notebook(str(path), str(out_path), parameters={"MODE": mode, "INTERACTIVE": False},
+                                       kernel_name="python3", cwd=str(path.parent), execution_timeout=timeout,
+                                       progress_bar=False, log_output=False, extra_arguments=KERNEL_ARGUMENTS,
+                                       config=config)
+        except Exception as exc:  # papermill raises PapermillExecutionError with the failing cell
+            text = str(exc).strip()
+            return text.splitlines()[-1] if text else type(exc).__name__
+    return ""
+
+
+def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout: int = 600) -> NotebookResult:
+    """Run one notebook with papermill (``INTERACTIVE=False``) into ``out_dir``; its claims go next to it.
+
+    The executed notebook is ``out_dir/<name>.ipynb`` and its claims ``out_dir/<name>.claims.json``; a notebook
+    whose claims cannot be read fails with that reason.
+    """
+    import nbformat
 
     out_path = out_dir / path.name
-    env_note = {"MODE": mode, "INTERACTIVE": False}
     start = time.perf_counter()
-    error = ""
-    try:
-        # --matplotlib=inline: figures go into the notebook (and the report) even when the caller's environment
-        # selects a non-inline backend (the Makefile exports MPLBACKEND=Agg, which the kernel would inherit).
-        papermill.execute_notebook(str(path), str(out_path), parameters=env_note, kernel_name="python3",
-                                   cwd=str(path.parent), execution_timeout=timeout, progress_bar=False,
-                                   log_output=False, extra_arguments=["--matplotlib=inline"])
-    except Exception as exc:  # papermill raises PapermillExecutionError with the failing cell
-        error = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    error = _papermill(path, out_path, mode, timeout)
     seconds = time.perf_counter() - start
     nb = nbformat.read(out_path if out_path.exists() else path, as_version=4)
     if error:
         error = _failing_cell(nb) or error
+    try:
+        claims = notebook_claims(nb)
+    except ValueError as err:
+        claims, error = [], error or str(err)
     title, summary = _title_and_summary(nb)
-    result = NotebookResult(path.stem, title, summary, "failed" if error else "ok", seconds,
-                            headline_numbers(nb), error)
+    result = NotebookResult(path.stem, title, summary, "failed" if error else "ok", seconds, headline_numbers(nb),
+                            error, claims=claims)
     if out_path.exists():
-        result.html = _render_html(out_path)
+        save_claims(claims, out_dir / f"{path.stem}.claims.json")
+        result.html = f"{path.stem}.html"
     return result
 
 
-def _render_html(ipynb: Path) -> str:
-    from nbconvert import HTMLExporter
+# ---------------------------------------------------------------------------------------------------- the report
 
-    body, _ = HTMLExporter(template_name="lab").from_filename(str(ipynb))
-    html_path = ipynb.with_suffix(".html")
-    html_path.write_text(body, encoding="utf-8")
-    return html_path.name
+def _inline(text) -> str:
+    """``text`` as one line of markdown (whitespace collapsed), for a table cell."""
+    return " ".join(str(text).split())
 
 
-def build_report(results: list[NotebookResult], build: Path, mode: str) -> Path:
-    """Write ``index.html`` (one row per chapter) and ``summary.json`` into ``build``."""
+def _code(text: str) -> str:
+    """``text`` as a markdown code span (fenced by more backticks than it holds)."""
+    text = _inline(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _table(css_class: str, header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table in a MyST ``table`` directive that gives it ``css_class``."""
+    return f":::{{table}}\n:class: {css_class}\n{markdown_table(header, rows)}\n:::"
+
+
+def _verdict(verdict: str, text: str | None = None) -> str:
+    """``text`` (default: the verdict) styled as ``verdict``."""
+    return f"[{text or verdict}]{{.verdict .{verdict.replace(' ', '-')}}}"
+
+
+def _page(r: NotebookResult, text: str) -> str:
+    """``text`` linked to the notebook's page, when it has one."""
+    return f"[{text}]({r.name}.ipynb)" if r.html else text
+
+
+def _chapter_row(r: NotebookResult, thumbnail: str | None) -> list[str]:
+    title = _inline(r.title or r.name)
+    figure = _page(r, f"![Key figure of {title}]({thumbnail}){{.thumbnail}}") if thumbnail else ""
+    chapter = _page(r, title) + (f" [{_inline(r.summary)}]{{.summary}}" if r.summary else "")
+    status = "[ok]{.status .ok}" if r.status == "ok" else f"[failed]{{.status .failed}} {_code(r.error)}{{.error}}"
+    return [figure, chapter, status, f"{r.seconds:.1f}\u00a0s", *map(str, r.tally.values())]
+
+
+def _claim_rows(r: NotebookResult) -> list[list[str]]:
+    chapter = _page(r, _inline(r.title.split(":")[0] or r.name))
     rows = []
+    for c in r.claims:
+        source, statement, paper, measured, rule, verdict, why = map(_inline, c.row())
+        verdict = f"{_verdict(verdict)} [{rule}]{{.rule}}"
+        rows.append([chapter, source, statement, paper, measured, verdict, why])
+    return rows
+
+
+def scoreboard_markdown(results: list[NotebookResult], mode: str, thumbnails: dict[str, str] | None = None) -> str:
+    """The report's index page (MyST markdown, from ``fedlab/report/scoreboard.md``): totals, chapters, claims.
+
+    One row per chapter links its page and shows its key figure (``thumbnails`` maps a notebook's name to the
+    figure's path relative to the page), its status (with the error of a failed run), its run time and its claims
+    counted by verdict; a last row sums them. Then one table of every claim, in which a chapter is named by its
+    title up to the first colon.
+    """
+    check_choice("mode", mode, MODES)
+    thumbnails = thumbnails or {}
+    claims = [c for r in results for c in r.claims]
+    failed = sum(r.status != "ok" for r in results)
+    chapters = [_chapter_row(r, thumbnails.get(r.name)) for r in results]
+    chapters.append(["", "**All chapters**", f"{len(results) - failed} ok, {failed} failed",
+                     f"{sum(r.seconds for r in results):.1f}\u00a0s", *map(str, tally(claims).values())])
+    claim_rows = [row for r in results for row in _claim_rows(r)]
+    verdicts = " · ".join(_verdict(v, f"{n} {v}") for v, n in tally(claims).items())
+    return Template((SITE / "scoreboard.md").read_text(encoding="utf-8")).substitute(
+        mode=mode, n_claims=len(claims), verdicts=verdicts,
+        chapters=_table("scoreboard", ["Key figure", "Chapter", "Status", "Run time",
+                                       *(v.capitalize() for v in VERDICTS)], chapters),
+        claims=(_table("claims", ["Chapter", "Source", "Claim", "Paper", "Measured", "Verdict", "Why"], claim_rows)
+                if claim_rows else "No chapter has shown claims yet (`fedlab.claims.show_claims`)."),
+        pages="\n".join(r.name for r in results if r.html))
+
+
+def scoreboard_lines(results: list[NotebookResult]) -> list[str]:
+    """The scoreboard as text: per chapter its status, run time and claims by verdict; then the totals."""
+    def line(name, status, seconds, counts):
+        return (f"  {name:<28} {status:<9} {seconds:7.1f} s  "
+                + "  ".join(f"{counts[v]:>{len(v)}}" for v in VERDICTS))
+
+    failed = sum(r.status != "ok" for r in results)
+    return ([f"  {'chapter':<28} {'status':<9} {'run time':>9}  " + "  ".join(VERDICTS)]
+            + [line(r.name, r.status, r.seconds, r.tally) for r in results]
+            + [line(f"all {len(results)} chapters", f"{failed} failed", sum(r.seconds for r in results),
+                    tally(c for r in results for c in r.claims))])
+
+
+def _stage(results: list[NotebookResult], build: Path, source: Path) -> dict[str, str]:
+    """Copy the executed notebooks into the site's ``source`` (solutions collapsed) and write their key figures.
+
+    Returns the key figures' paths relative to ``source``, by notebook name.
+    """
+    import nbformat
+
+    thumbnails = {}
+    (source / "_figures").mkdir(parents=True)
     for r in results:
-        link = f'<a href="{html.escape(r.html)}">{html.escape(r.title or r.name)}</a>' if r.html else html.escape(r.name)
-        numbers = "<br>".join(f"{html.escape(k)}: <b>{html.escape(v)}</b>" for k, v in r.headline.items())
-        status = "ok" if r.status == "ok" else f"failed<br><small>{html.escape(r.error)}</small>"
-        summary = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(r.summary))
-        rows.append(f'<tr class="{r.status}"><td>{link}<br><small>{summary}</small></td>'
-                    f"<td>{status}</td><td>{r.seconds:.1f} s</td><td>{numbers}</td></tr>")
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>fedlab workbook</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
-table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #ddd;padding:.5em;vertical-align:top;text-align:left}}
-tr.failed td:nth-child(2){{color:#b00020}}tr.ok td:nth-child(2){{color:#1b5e20}}</style></head>
-<body><h1>fedlab workbook</h1>
-<p>Heterogeneous federated learning: Marfoq's thesis and companion papers, re-run. Mode: <b>{html.escape(mode)}</b>.</p>
-<table><thead><tr><th>Chapter</th><th>Status</th><th>Run time</th><th>Headline numbers</th></tr></thead>
-<tbody>{''.join(rows)}</tbody></table></body></html>"""
-    (build / "index.html").write_text(page, encoding="utf-8")
-    (build / "summary.json").write_text(json.dumps([asdict(r) for r in results], indent=1), encoding="utf-8")
-    return build / "index.html"
+        if not r.html:
+            continue
+        nb = nbformat.read(build / f"{r.name}.ipynb", as_version=4)
+        nbformat.write(page_notebook(nb), source / f"{r.name}.ipynb")
+        png = key_figure(nb)
+        if png is not None:
+            thumbnails[r.name] = f"_figures/{r.name}.png"
+            (source / thumbnails[r.name]).write_bytes(png)
+    return thumbnails
+
+
+def _sphinx(source: Path, build: Path, doctrees: Path) -> list[str]:
+    """Build the HTML site of ``source`` into ``build`` with the configuration in ``fedlab/report``; its warnings."""
+    from sphinx.application import Sphinx
+    from sphinx.util.console import nocolor
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+    nocolor()                                          # plain-text warnings
+    log = io.StringIO()
+    with patch_docutils(SITE), docutils_namespace(), warnings.catch_warnings():
+        # the theme's and myst's uses of Sphinx APIs that a later Sphinx removes: theirs to update, not ours
+        for category in (DeprecationWarning, PendingDeprecationWarning):
+            warnings.filterwarnings("ignore", category=category, module=r"(sphinx_book_theme|myst_parser|myst_nb)\.")
+        app = Sphinx(source, SITE, build, doctrees, "html", status=None, warning=log, freshenv=True)
+        app.build()
+    return [line for line in log.getvalue().splitlines() if line.strip()]
+
+
+def build_report(results: list[NotebookResult], build: Path, mode: str) -> tuple[Path, list[str]]:
+    """Write ``summary.json``, ``claims.json`` (every chapter's claims) and the site into ``build``.
+
+    Returns the scoreboard's path (``build/index.html``) and the site builder's warnings (also written to
+    ``build/report-warnings.txt`` when there are any).
+    """
+    check_choice("mode", mode, MODES)
+    (build / "summary.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, ensure_ascii=False),
+                                        encoding="utf-8")
+    save_claims([c for r in results for c in r.claims], build / "claims.json")
+    with tempfile.TemporaryDirectory(prefix="fedlab-site-") as tmp:
+        source = Path(tmp) / "source"
+        thumbnails = _stage(results, build, source)
+        (source / "index.md").write_text(scoreboard_markdown(results, mode, thumbnails), encoding="utf-8")
+        notes = _sphinx(source, build, Path(tmp) / "doctrees")
+    report_warnings = build / "report-warnings.txt"
+    report_warnings.unlink(missing_ok=True)
+    if notes:
+        report_warnings.write_text("\n".join(notes) + "\n", encoding="utf-8")
+    return build / "index.html", notes
 
 
 def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | os.PathLike = ROOT / "build",
                  jobs: int | None = None, timeout: int = 900, notebooks: str | os.PathLike = ROOT / "notebooks",
                  echo=print) -> list[NotebookResult]:
-    """Execute the notebooks (``jobs`` at a time), build the report and print a per-notebook summary."""
-    check_choice("mode", mode, ("smoke", "full"))
+    """Execute the notebooks (``jobs`` at a time), build the report and print the scoreboard.
+
+    Every argument is checked, and the notebooks found, before anything is created.
+    """
+    check_choice("mode", mode, MODES)
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
+    paths = [p.resolve() for p in find_notebooks(notebooks, only)]
     # absolute paths: papermill changes the working directory while a notebook runs, and notebooks run in threads
     build = Path(build).resolve()
     build.mkdir(parents=True, exist_ok=True)
-    paths = [p.resolve() for p in find_notebooks(notebooks, only)]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
     if mode == "full":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
@@ -170,10 +401,11 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     echo(f"Running {len(paths)} notebook(s) in {mode} mode, {jobs} at a time, into {build}/ ...")
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, paths))
-    index = build_report(results, build, mode)
-    echo("\nSummary")
-    for r in results:
-        numbers = ", ".join(f"{k}={v}" for k, v in r.headline.items())
-        echo(f"  {r.name:<28} {r.status:<6} {r.seconds:6.1f} s  {numbers}")
-    echo(f"\nReport: {index}")
+    echo("\nSummary (claims by verdict)")
+    for line in scoreboard_lines(results):
+        echo(line)
+    start = time.perf_counter()
+    index, notes = build_report(results, build, mode)
+    echo(f"\nReport: {index} (built in {time.perf_counter() - start:.1f} s"
+         + (f"; {len(notes)} warnings in {build / 'report-warnings.txt'})" if notes else ")"))
     return results

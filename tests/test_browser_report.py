@@ -1,8 +1,11 @@
-"""The HTML report (``build/index.html`` and one page per chapter) in a real headless Chromium.
+"""The report (the scoreboard ``build/index.html`` and one page per chapter) in a real headless Chromium, offline.
 
-Builds the report for real (the primer, papermill + nbconvert), serves the build folder over HTTP on 127.0.0.1 and
-checks what a reader sees: no console errors or uncaught exceptions, the index lists the chapter with status ok and
-its headline numbers, every chapter page shows all its figures. Screenshots go to ``build/test-artifacts/``.
+Builds the report for real from two small generated chapters (papermill, then the site), one of which fails after
+showing its claims, serves the build folder over HTTP on 127.0.0.1 and checks what a reader sees, with every
+request that leaves 127.0.0.1 aborted (and failing the test): the scoreboard counts each chapter's claims by
+verdict and lists every claim; the chapter pages render their maths with the MathJax copied into the site, keep
+the exercise solutions collapsed until clicked, and show their figures; search works; no page logs a console
+error or an uncaught exception. Screenshots go to ``build/test-artifacts/``.
 """
 from __future__ import annotations
 
@@ -11,30 +14,16 @@ import http.server
 import threading
 from urllib.parse import urljoin, urlsplit
 
-import nbformat
 import pytest
 
 from browser_support import WAIT_MS, PageErrors, chromium, require_browser, screenshot
 from fedlab.workbook import run_workbook
+from notebook_runner import write_chapter
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 require_browser()   # skip the module early (before building anything) when the driver or Chromium is missing
 
-# nbconvert's "lab" template links three scripts from public CDNs: require.js and MathJax 2 (cdnjs.cloudflare.com)
-# and, when the notebook metadata holds widget state, the widgets' html-manager (unpkg.com). The test machine has no
-# internet, and a test should not depend on it anyway, so requests to exactly these hosts are aborted (same outcome
-# offline and online) and the resulting "Failed to load resource" console errors are reported as explained, not
-# counted. Any other request leaving 127.0.0.1 fails the test, and so does any uncaught exception: the pages must
-# work without these scripts (the math then shows as TeX source).
-CDN_HOSTS = {"cdnjs.cloudflare.com": "require.js / MathJax from nbconvert's lab template",
-             "unpkg.com": "@jupyter-widgets/html-manager from nbconvert's lab template"}
-
-
-def _cdn_failure(message) -> str | None:
-    host = urlsplit((message.location or {}).get("url", "")).hostname
-    if host in CDN_HOSTS and message.text.startswith("Failed to load resource"):
-        return f"blocked CDN script: {CDN_HOSTS[host]}"
-    return None
+VERDICT_COLUMNS = ["Reproduced", "Direction only", "Not reproduced", "Not run"]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -44,9 +33,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    """Run the primer into a fresh build folder: (build folder, results)."""
-    build = tmp_path_factory.mktemp("report") / "build"
-    results = run_workbook(only="primer", build=build, jobs=1, echo=lambda line: print(line) if line.strip() else None)
+    """Run two generated chapters (the second fails after its claims) into a fresh build folder."""
+    root = tmp_path_factory.mktemp("report")
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    write_chapter(notebooks, "00_good")
+    write_chapter(notebooks, "01_bad", verdicts=("reproduced", "not run"), fail=True)
+    build = root / "build"
+    results = run_workbook(notebooks=notebooks, build=build, jobs=2, timeout=120,
+                           echo=lambda line: print(line) if line.strip() else None)
     return build, results
 
 
@@ -71,81 +66,97 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    """A page whose requests may only reach 127.0.0.1 (plus the aborted CDN scripts, recorded in ``page.blocked``)."""
+    """A page whose requests may only reach 127.0.0.1: any other is aborted and recorded in ``page.outside``."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    blocked, unexpected = [], []
+    outside = []
 
     def route(request_route):
-        url = request_route.request.url
-        host = urlsplit(url).hostname
-        if host == "127.0.0.1":
+        if urlsplit(request_route.request.url).hostname == "127.0.0.1":
             request_route.continue_()
         else:
-            (blocked if host in CDN_HOSTS else unexpected).append(url)
+            outside.append(request_route.request.url)
             request_route.abort()
 
     context.route("**/*", route)
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
-    page.log = PageErrors(page, expected=_cdn_failure)
-    page.blocked, page.unexpected = blocked, unexpected
+    page.log = PageErrors(page)
+    page.outside = outside
     yield page
-    if blocked:
-        print("aborted CDN requests (no internet in tests):\n  " + "\n  ".join(sorted(set(blocked))))
     context.close()
 
 
 def _check_clean(page, what):
-    for line in page.log.explained:
-        print(f"{what}: {line}")
-    page.log.explained.clear()
-    assert not page.unexpected, f"{what} requested resources outside 127.0.0.1: {page.unexpected}"
+    assert not page.outside, f"{what} requested resources outside 127.0.0.1: {page.outside}"
     assert not page.log.errors, f"{what} logged errors:\n" + "\n".join(page.log.errors)
 
 
-def test_index_lists_every_chapter_with_status_and_headline_numbers(report, site, page):
+def _cells(row):
+    return [text.strip() for text in row.locator("td").all_inner_texts()]
+
+
+def test_scoreboard_counts_claims_per_chapter_and_lists_every_claim(report, site, page):
     _, results = report
-    assert results and all(r.status == "ok" for r in results), [(r.name, r.status, r.error) for r in results]
+    assert [r.status for r in results] == ["ok", "failed"], [(r.name, r.error) for r in results]
     page.goto(urljoin(site, "index.html"), wait_until="load")
-    assert page.title() == "fedlab workbook"
-    rows = page.locator("tbody tr")
-    assert rows.count() == len(results)
-    for r in results:
-        row = rows.filter(has=page.locator(f'a[href="{r.html}"]'))
-        assert row.count() == 1, f"no row links to {r.html}"
-        assert "ok" in row.get_attribute("class").split()
-        cells = row.locator("td")
-        assert cells.nth(0).locator("a").inner_text().strip() == r.title
-        assert cells.nth(1).inner_text().strip() == "ok"
-        assert cells.nth(2).inner_text().strip() == f"{r.seconds:.1f} s"
-        numbers = cells.nth(3).inner_text()
-        assert r.headline, f"{r.name} printed no headline numbers"
-        for name, value in r.headline.items():
-            assert f"{name}: {value}" in numbers, f"{name}: {value} missing from the index row of {r.name}"
+    assert page.title().startswith("fedlab workbook")
+    board = page.locator("table.scoreboard")
+    header = [h.strip() for h in board.locator("thead th").all_inner_texts()]
+    assert header == ["Key figure", "Chapter", "Status", "Run time", *VERDICT_COLUMNS]
+    rows = board.locator("tbody tr")
+    assert rows.count() == len(results) + 1
+    for i, r in enumerate(results):
+        row = rows.nth(i)
+        cells = _cells(row)
+        assert row.locator(f'td:nth-child(2) a[href="{r.html}"]').inner_text().strip() == r.title
+        assert cells[2].startswith(r.status) and cells[3] == f"{r.seconds:.1f}\u00a0s"
+        assert cells[4:] == [str(n) for n in r.tally.values()]
+        thumbnail = row.locator("img.thumbnail")
+        assert thumbnail.evaluate("i => i.complete && i.naturalWidth > 0")
+    assert "ZeroDivisionError" in _cells(rows.nth(1))[2]
+    assert _cells(rows.nth(2))[1:] == ["All chapters", "1 ok, 1 failed", _cells(rows.nth(2))[3], "2", "1", "1", "2"]
+    claims = page.locator("table.claims tbody tr")
+    assert claims.count() == sum(len(r.claims) for r in results)
+    first = _cells(claims.first)
+    assert first[:5] == ["00 · Chapter Good", "Fig. 1", "accuracy (%)", "80.00", "79.00"]
+    assert first[5].startswith("reproduced")
+    verdicts = [c.split("\n")[0] for c in page.locator("table.claims td:nth-child(6)").all_inner_texts()]
+    assert verdicts == [c.verdict for r in results for c in r.claims]
+    text = page.locator("article").inner_text()
+    assert all(r.name not in text for r in results), "raw notebook names on the scoreboard"
     screenshot(page, "report-index", full_page=True)
     _check_clean(page, "index.html")
 
 
-def test_chapter_pages_show_their_figures_and_numbers(report, site, page):
-    build, results = report
-    page.goto(urljoin(site, "index.html"), wait_until="load")
-    links = [a.get_attribute("href") for a in page.locator("tbody a").all()]
-    assert links == [r.html for r in results]
-    for r, href in zip(results, links):
-        page.goto(urljoin(site, href), wait_until="load")
-        assert r.title in page.locator("h1").first.inner_text()
-        # one <img> per image/png output of the executed notebook, every one decoded with a non-zero size
-        nb = nbformat.read(build / f"{r.name}.ipynb", as_version=4)
-        n_png = sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
-        assert n_png >= 1, f"{r.name}: the executed notebook holds no figure (is MPLBACKEND set to a non-inline backend?)"
-        images = page.locator(".jp-OutputArea-output img")
-        page.wait_for_function("n => [...document.querySelectorAll('.jp-OutputArea-output img')]"
-                               ".filter(i => i.complete && i.naturalWidth > 0).length >= n", arg=n_png)
-        sizes = images.evaluate_all("imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])")
-        assert len(sizes) == n_png and all(w > 0 and h > 0 for w, h in sizes), sizes
-        text = page.locator("body").inner_text()
-        for name, value in r.headline.items():
-            assert f"{name}: {value}" in text, f"{r.html} does not show {name}: {value}"
+def test_chapter_pages_render_maths_offline_and_collapse_solutions(report, site, page):
+    _, results = report
+    for r in results:
+        page.goto(urljoin(site, r.html), wait_until="load")
+        assert page.locator("article h1").first.inner_text().startswith(r.title)
+        # MathJax (from _static/mathjax) typesets every formula of a generated chapter: 2 inline, 2 display
+        page.wait_for_function("document.querySelectorAll('mjx-container').length >= 4")
+        assert page.locator("mjx-container[display='true']").count() >= 2
+        text = page.locator("article").inner_text()
+        assert "$" not in text and "\\frac" not in text and "\\(" not in text, "raw TeX on the page"
+        solutions = page.locator("article details")
+        assert solutions.count() == 2 and page.locator("article details[open]").count() == 0
         screenshot(page, f"report-{r.name}", full_page=True)
-        screenshot(images.first, f"report-{r.name}-first-figure")
-        _check_clean(page, href)
+        assert "A square" in solutions.first.inner_html() and "solution code ran" in solutions.nth(1).inner_html()
+        for i in range(2):   # the content (all but the summary) shows once the summary is clicked
+            content = solutions.nth(i).locator(":scope > :not(summary)").first
+            assert not content.is_visible()
+            solutions.nth(i).locator("summary").click()
+            assert content.is_visible()
+        images = page.locator("article img")
+        page.wait_for_function("[...document.querySelectorAll('article img')]"
+                               ".filter(i => i.complete && i.naturalWidth > 0).length >= 2")
+        assert images.count() >= 2
+        _check_clean(page, r.html)
+
+
+def test_search_finds_a_chapter_offline(report, site, page):
+    page.goto(urljoin(site, "search.html?q=generated"), wait_until="load")
+    page.wait_for_function("document.querySelectorAll('#search-results li').length >= 2")
+    hits = page.locator("#search-results li a").all_inner_texts()
+    assert any("Chapter Good" in hit for hit in hits), hits
+    _check_clean(page, "search.html")

@@ -4,7 +4,8 @@ import json
 import nbformat
 import pytest
 
-from fedlab.workbook import SUMMARY_MARK, find_notebooks, headline_numbers
+from fedlab.claims import tally
+from fedlab.workbook import SUMMARY_MARK, find_notebooks, headline_numbers, notebook_claims
 from notebook_runner import execute_isolated
 
 NOTEBOOKS = find_notebooks()
@@ -31,9 +32,11 @@ def test_notebook_is_stored_clean_and_follows_the_skeleton(path):
 def test_notebook_runs_in_default_mode(path, tmp_path):
     out = tmp_path / path.name
     elapsed = execute_isolated(path, out)
-    numbers = headline_numbers(nbformat.read(out, as_version=4))
+    nb = nbformat.read(out, as_version=4)
+    numbers = headline_numbers(nb)
     assert numbers, "the summary cell printed no 'name: value' lines"
-    print(f"{path.stem}: {elapsed:.1f} s, {numbers}")
+    claims = notebook_claims(nb)                      # raises when a claims table holds invalid claims
+    print(f"{path.stem}: {elapsed:.1f} s, {numbers}, claims {tally(claims)}")
 
 
 def _probe_notebook(folder):

@@ -1,20 +1,39 @@
+import base64
 import json
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from fedlab.__main__ import main
-from fedlab.workbook import find_notebooks, headline_numbers, run_workbook
+from fedlab.claims import MIME_TYPE, Claim, load_claims
+from fedlab.workbook import (NotebookResult, find_notebooks, headline_numbers, is_solution, key_figure,
+                             notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown)
+from notebook_runner import CLAIMS, KERNELSPEC, write_chapter
+
+PNG = {name: base64.b64encode(name.encode()).decode() for name in ("first", "tagged", "last")}
 
 
-def _write(folder, name, body):
-    cells = [new_markdown_cell(f"# Title of {name}\n\nOne-line summary."),
-             new_code_cell('MODE = "smoke"\nSEED = 0\nINTERACTIVE = True', metadata={"tags": ["parameters"]}),
-             new_code_cell(body),
-             new_code_cell('# NBVAL_CHECK_OUTPUT\nprint(f"mode: {MODE}")\nprint(f"answer: {ANSWER}")')]
-    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                      "language": "python"}}), folder / f"{name}.ipynb")
+def _claim(verdict, chapter="00_good"):
+    return Claim(chapter, **CLAIMS[verdict])
+
+
+def _figure(name, tags=()):
+    cell = new_code_cell("plot()", metadata={"tags": list(tags)})
+    cell.outputs = [new_output("display_data", data={"image/png": PNG[name], "text/plain": "<Figure>"})]
+    return cell
+
+
+def _claims_cell(claims):
+    cell = new_code_cell("show_claims(claims)")
+    data = {"text/markdown": "| table |", MIME_TYPE: [c.to_dict() for c in claims]}
+    cell.outputs = [new_output("display_data", data=data)]
+    return cell
+
+
+def _result(name, status="ok", verdicts=(), **kw):
+    return NotebookResult(name, f"{name[:2]} · Chapter {name[3:]}: details", "One sentence.", status, 1.5,
+                          html=f"{name}.html", claims=[_claim(v, name) for v in verdicts], **kw)
 
 
 def test_find_notebooks_orders_and_filters(tmp_path):
@@ -28,29 +47,106 @@ def test_find_notebooks_orders_and_filters(tmp_path):
 
 def test_headline_numbers_reads_the_summary_cell():
     cell = new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="acc: 0.91\nnot a number line\nloss: 1.2\n")]
+    cell.outputs = [new_output("stream", name="stdout", text="acc: 0.91\nnot a number line\nloss: 1.2\n")]
     other = new_code_cell("print(2)")
-    other.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ignored: 1\n")]
+    other.outputs = [new_output("stream", name="stdout", text="ignored: 1\n")]
     assert headline_numbers(new_notebook(cells=[other, cell])) == {"acc": "0.91", "loss": "1.2"}
 
 
-def test_run_workbook_reports_success_and_the_failing_cell(tmp_path):
+def test_notebook_claims_in_cell_order_and_invalid_claims_name_the_cell():
+    first, second = [_claim("reproduced")], [_claim("not run"), _claim("direction only")]
+    nb = new_notebook(cells=[_claims_cell(first), new_code_cell("x = 1"), _claims_cell(second)])
+    assert notebook_claims(nb) == first + second
+    bad = _claims_cell(first)
+    bad.execution_count = 7
+    bad.outputs[0]["data"][MIME_TYPE][0]["rule"] = "exact"
+    with pytest.raises(ValueError, match=r"In \[7\] shows invalid claims: rule must be one of"):
+        notebook_claims(new_notebook(cells=[bad]))
+
+
+def test_key_figure_is_the_tagged_figure_else_the_last():
+    assert key_figure(new_notebook(cells=[_figure("first"), _figure("last")])) == b"last"
+    tagged = new_notebook(cells=[_figure("first"), _figure("tagged", ["key-figure"]), _figure("last")])
+    assert key_figure(tagged) == b"tagged"
+    assert key_figure(new_notebook(cells=[new_code_cell("x = 1")])) is None
+
+
+def test_page_notebook_collapses_both_kinds_of_solutions_and_drops_the_claims_json():
+    hidden = new_markdown_cell("**Solutions.** $x$", metadata={"jupyter": {"source_hidden": True}})
+    tagged = new_code_cell("answer()", metadata={"tags": ["solution"]})
+    plain = new_markdown_cell("Exercise.")
+    nb = new_notebook(cells=[plain, hidden, tagged, _claims_cell([_claim("reproduced")])])
+    assert [is_solution(c) for c in nb.cells] == [False, True, True, False]
+    page = page_notebook(nb)
+    assert page.cells[0].source == "Exercise."
+    assert page.cells[1].source.startswith('<details class="solution">\n<summary>Solution</summary>\n\n**Solutions.**')
+    assert page.cells[1].source.endswith("\n\n</details>")
+    assert "hide-cell" in page.cells[2].metadata["tags"]
+    assert page.cells[2].metadata["mystnb"]["code_prompt_show"] == "Show solution"
+    assert list(page.cells[3].outputs[0]["data"]) == ["text/markdown"]
+    assert MIME_TYPE in nb.cells[3].outputs[0]["data"] and nb.cells[1].source == "**Solutions.** $x$"  # a copy
+
+
+def test_scoreboard_markdown_counts_readable_rows_and_a_failing_chapter():
+    good = _result("00_good", verdicts=["reproduced", "reproduced", "not run"], headline={"fedavg_accuracy": "0.9"})
+    bad = _result("01_bad", status="failed", verdicts=["not reproduced"], error="In [4] ('1 / `x`'): ZeroDivisionError")
+    text = scoreboard_markdown([good, bad], "smoke", {"00_good": "_figures/00_good.png"})
+    assert "**4 claims:** [2 reproduced]{.verdict .reproduced} · [0 direction only]{.verdict .direction-only}" in text
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ")}
+    good_row, bad_row = rows["[00 · Chapter good: details](00_good.ipynb) [One sentence.]{.summary}"], \
+        rows["[01 · Chapter bad: details](01_bad.ipynb) [One sentence.]{.summary}"]
+    assert good_row.startswith("| [![Key figure of 00 · Chapter good: details](_figures/00_good.png){.thumbnail}]")
+    assert good_row.endswith("| [ok]{.status .ok} | 1.5\u00a0s | 2 | 0 | 0 | 1 |")
+    assert "[failed]{.status .failed} `` In [4] ('1 / `x`'): ZeroDivisionError ``{.error}" in bad_row
+    assert bad_row.endswith("| 0 | 0 | 1 | 0 |")
+    assert rows["**All chapters**"].endswith("| 1 ok, 1 failed | 3.0\u00a0s | 2 | 0 | 1 | 1 |")
+    claim_rows = [line for line in text.splitlines() if line.startswith("| [00 · Chapter good](00_good.ipynb) |")]
+    assert len(claim_rows) == 3 and "| Fig. 4 | CIFAR-10 accuracy (%) | ≥ 70.00 | — |" in claim_rows[2]
+    assert "[not run]{.verdict .not-run}" in claim_rows[2] and claim_rows[2].endswith("| CIFAR-10 is absent |")
+    assert "fedavg_accuracy" not in text                             # no raw snake_case keys
+    assert "```{toctree}\n:hidden:\n:caption: Chapters\n\n00_good\n01_bad\n```" in text and "$" not in text
+    assert "No chapter has shown claims yet" in scoreboard_markdown([_result("00_a")], "full")
+    with pytest.raises(ValueError, match="mode"):
+        scoreboard_markdown([good], "paper")
+
+
+def test_scoreboard_lines_total_per_chapter_and_overall():
+    lines = scoreboard_lines([_result("00_good", verdicts=["reproduced", "not run"]),
+                              _result("01_bad", status="failed", verdicts=["reproduced"])])
+    assert lines[0].split()[:4] == ["chapter", "status", "run", "time"]
+    assert lines[0].endswith("reproduced  direction only  not reproduced  not run")
+    assert lines[1].split() == ["00_good", "ok", "1.5", "s", "1", "0", "0", "1"]
+    assert lines[2].split() == ["01_bad", "failed", "1.5", "s", "1", "0", "0", "0"]
+    assert lines[3].split() == ["all", "2", "chapters", "1", "failed", "3.0", "s", "2", "0", "0", "1"]
+
+
+def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path, capfd):
     nbs, build = tmp_path / "nbs", tmp_path / "build"
     nbs.mkdir()
-    _write(nbs, "00_good", "ANSWER = 42")
-    _write(nbs, "01_bad", "ANSWER = 1 / 0")
+    write_chapter(nbs, "00_good")
+    write_chapter(nbs, "01_bad", verdicts=("reproduced", "not run"), fail=True)
     lines = []
-    results = run_workbook(notebooks=nbs, build=build, jobs=2, timeout=120, echo=lines.append)
-    good, bad = results
+    good, bad = run_workbook(notebooks=nbs, build=build, jobs=2, timeout=120, echo=lines.append)
     assert good.status == "ok" and good.headline == {"mode": "smoke", "answer": "42"}
-    assert good.title == "Title of 00_good" and good.summary == "One-line summary."
-    assert bad.status == "failed" and "In [3]" in bad.error and "1 / 0" in bad.error and "ZeroDivisionError" in bad.error
-    index = (build / "index.html").read_text()
-    assert "00_good.html" in index and "failed" in index and "ZeroDivisionError" in index
-    assert (build / "00_good.html").exists()
+    assert good.title == "00 · Chapter Good: a test" and good.summary == "A generated chapter with `code`."
+    assert good.tally == {"reproduced": 1, "direction only": 1, "not reproduced": 1, "not run": 1}
+    assert bad.status == "failed" and "ZeroDivisionError" in bad.error and "1 / 0" in bad.error
+    assert bad.tally == {"reproduced": 1, "direction only": 0, "not reproduced": 0, "not run": 1}
+    assert load_claims(build / "00_good.claims.json") == good.claims
+    assert load_claims(build / "claims.json") == good.claims + bad.claims
     summary = json.loads((build / "summary.json").read_text())
-    assert [s["status"] for s in summary] == ["ok", "failed"]
-    assert any("Summary" in line for line in lines)
+    assert [s["status"] for s in summary] == ["ok", "failed"] and summary[1]["tally"]["not run"] == 1
+    assert summary[0]["headline"] == good.headline and summary[0]["claims"][0]["verdict"] == "reproduced"
+    index = (build / "index.html").read_text()
+    assert 'table class="scoreboard' in index and 'table class="claims' in index and "ZeroDivisionError" in index
+    assert index.count('<span class="verdict not-run">not run</span>') == 2
+    assert (build / "00_good.html").exists() and (build / "01_bad.html").exists()
+    assert (build / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+    assert not (build / "report-warnings.txt").exists()
+    assert lines[-5:-1] == scoreboard_lines([good, bad])
+    assert lines[-1].strip().startswith(f"Report: {build / 'index.html'}")
+    terminal = capfd.readouterr()
+    assert "without encryption" not in terminal.err + terminal.out and "KeyboardInterrupt" not in terminal.err
 
 
 def test_relative_build_folder_with_parallel_notebooks(tmp_path, monkeypatch):
@@ -58,18 +154,40 @@ def test_relative_build_folder_with_parallel_notebooks(tmp_path, monkeypatch):
     nbs = tmp_path / "nbs"
     nbs.mkdir()
     for i in range(4):
-        _write(nbs, f"0{i}_nb", "import time\ntime.sleep(0.5)\nANSWER = 1")
+        nbformat.write(new_notebook(cells=[new_markdown_cell(f"# Notebook {i}"),
+                                           new_code_cell("import time\ntime.sleep(0.5)")],
+                                    metadata={"kernelspec": KERNELSPEC}),
+                       nbs / f"0{i}_nb.ipynb")
     monkeypatch.chdir(tmp_path)
     results = run_workbook(notebooks="nbs", build="build", jobs=4, timeout=120, echo=lambda *a: None)
     assert [r.status for r in results] == ["ok"] * 4
-    assert (tmp_path / "build" / "index.html").exists()
+    assert all((tmp_path / "build" / f"0{i}_nb.html").exists() for i in range(4))
 
 
-def test_bad_arguments(tmp_path):
-    with pytest.raises(ValueError, match="mode"):
-        run_workbook(mode="paper", notebooks=tmp_path, build=tmp_path / "b")
-    with pytest.raises(ValueError, match="jobs"):
-        run_workbook(jobs=0, notebooks=tmp_path, build=tmp_path / "b")
+@pytest.mark.parametrize("kw, match", [({"mode": "paper"}, "mode"), ({"jobs": 0}, "jobs"), ({"timeout": 0}, "timeout"),
+                                       ({"only": "zzz"}, "only")])
+def test_bad_arguments_fail_before_creating_anything(tmp_path, kw, match):
+    write_chapter(tmp_path, "00_good")
+    with pytest.raises(ValueError, match=match):
+        run_workbook(notebooks=tmp_path, build=tmp_path / "b", **kw)
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "nonexistent"], "argument --only: only='nonexistent' matches no notebook"),
+    (["--jobs", "0"], "argument --jobs: must be at least 1, got 0"),
+    (["--timeout", "0"], "argument --timeout: must be at least 1, got 0"),
+    (["--jobs", "two"], "argument --jobs: expected a whole number, got 'two'"),
+    (["--mode", "paper"], "argument --mode: invalid choice: 'paper'"),
+])
+def test_cli_reports_a_bad_argument_in_one_line(tmp_path, capsys, args, message):
+    build = tmp_path / "build"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", *args, "--build", str(build)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith(f"fedlab run: error: {message}")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not build.exists()
 
 
 def test_cli_list_and_help(capsys):
