@@ -4,8 +4,7 @@ import pytest
 
 from fedlab.topology.experiments import ALL_OVERLAYS, compare_overlays, matcha_schedules, ranking
 from fedlab.topology import connectivity_graph, load_network, make_connectivity, preset_params
-from fedlab.topology.paper import (KNOWN_ERRATA, NETWORK_ORDER, OVERLAY_ORDER, SETTINGS, TABLES, TOLERANCES,
-                                   within_tolerance)
+from fedlab.topology.paper import KNOWN_ERRATA, NETWORK_ORDER, OVERLAY_ORDER, SETTINGS, TABLES, TOLERANCES
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +56,11 @@ def test_paper_tables_follow_the_local_step_shift_except_the_erratum():
     assert TABLES["table_c2"]["geant"]["star"] - TABLES["table_c1"]["geant"]["star"] == pytest.approx(-127.0)
 
 
-def test_within_tolerance():
-    assert within_tolerance("table_2_5", "star", 634.4, 634)
-    assert not within_tolerance("table_2_5", "star", 636.0, 634)
-    assert within_tolerance("table_2_5", "ring", 106.7, 109)
-    assert within_tolerance("table_2_6", "matcha", 1.0, 2721) is None
+def test_every_published_cycle_time_has_a_tolerance():
+    for table in TABLES:
+        assert set(TOLERANCES[table]) == set(OVERLAY_ORDER)
+        for kind, tol in TOLERANCES[table].values():
+            assert kind in ("abs", "rel") and tol > 0
+    assert TOLERANCES["table_2_5"]["star"] == ("abs", 1.0) and TOLERANCES["table_2_5"]["ring"] == ("rel", 0.04)
+    assert TOLERANCES["table_2_6"]["matcha"] == TOLERANCES["table_2_5"]["matcha"]
     assert np.isclose(TOLERANCES["table_2_6"]["delta_mbst"][1], 0.01)
