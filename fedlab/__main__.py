@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--jobs", type=_positive_int, default=None, help="notebooks executed in parallel (default: cores)")
     run.add_argument("--timeout", type=_positive_int, default=900, help="per-cell timeout in seconds")
     run.add_argument("--build", default="build", help="output folder (default: build)")
+    run.add_argument("--update-summaries", action="store_true",
+                     help="store each notebook's summary output in the notebook (what the tests compare); smoke mode")
     sub.add_parser("list", help="list the notebooks in reading order")
     args = parser.parse_args(argv)
     if args.command == "list":
@@ -45,7 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         find_notebooks(only=args.only)
     except ValueError as err:
         run.error(f"argument --only: {err}")
-    results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout)
+    if args.update_summaries and args.mode != "smoke":
+        run.error("argument --update-summaries: stores the smoke mode's summaries; drop --mode or use --mode smoke")
+    results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout,
+                           update_summaries=args.update_summaries)
     failed = [r for r in results if r.status != "ok"]
     for r in failed:
         print(f"FAILED {r.name}: {r.error}", file=sys.stderr)

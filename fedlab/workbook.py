@@ -32,8 +32,8 @@ from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
 from fedlab.tables import markdown_table
 
-__all__ = ["NotebookResult", "find_notebooks", "headline_numbers", "notebook_claims", "key_figure", "is_solution",
-           "page_notebook", "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report",
+__all__ = ["NotebookResult", "find_notebooks", "headline_numbers", "store_summary", "notebook_claims", "key_figure",
+           "is_solution", "page_notebook", "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report",
            "run_workbook"]
 
 SUMMARY_MARK = "# NBVAL_CHECK_OUTPUT"
@@ -109,6 +109,35 @@ def headline_numbers(nb) -> dict[str, str]:
                         if sep:
                             numbers[name.strip()] = value.strip()
     return numbers
+
+
+def _summary_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(SUMMARY_MARK)]
+
+
+def store_summary(source: Path, executed: Path) -> bool:
+    """Copy the summary cell's printed lines from an executed notebook into its stored source; True if they changed.
+
+    The stored output is what the test command compares (nbval, ``--nbval-lax``; the cell is marked as run,
+    ``execution_count`` 1): every other cell stays without outputs, so a changed headline number fails the tests until
+    it is stored again on purpose.
+    """
+    import nbformat
+
+    src, run = nbformat.read(source, as_version=4), nbformat.read(executed, as_version=4)
+    targets, results = _summary_cells(src), _summary_cells(run)
+    if len(targets) != len(results) or not targets:
+        raise ValueError(f"{executed} and {source} must have the same summary cells ({SUMMARY_MARK}).")
+    changed = False
+    for target, result in zip(targets, results):
+        outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(
+            o["text"] for o in result.outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"))]
+        if target.outputs != outputs or target.execution_count != 1:
+            target.outputs, changed = outputs, True
+            target.execution_count = 1  # nbval compares only cells that were run
+    if changed:
+        nbformat.write(src, source)
+    return changed
 
 
 def notebook_claims(nb) -> list[Claim]:
@@ -375,12 +404,15 @@ def build_report(results: list[NotebookResult], build: Path, mode: str) -> tuple
 
 def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | os.PathLike = ROOT / "build",
                  jobs: int | None = None, timeout: int = 900, notebooks: str | os.PathLike = ROOT / "notebooks",
-                 echo=print) -> list[NotebookResult]:
+                 update_summaries: bool = False, echo=print) -> list[NotebookResult]:
     """Execute the notebooks (``jobs`` at a time), build the report and print the scoreboard.
 
-    Every argument is checked, and the notebooks found, before anything is created.
+    Every argument is checked, and the notebooks found, before anything is created. ``update_summaries`` (default
+    mode only) stores each successful notebook's summary output in the notebook (:func:`store_summary`).
     """
     check_choice("mode", mode, MODES)
+    if update_summaries and mode != "smoke":
+        raise ValueError(f"update_summaries stores the default (smoke) mode's summaries; got mode={mode!r}.")
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
     paths = [p.resolve() for p in find_notebooks(notebooks, only)]
@@ -401,6 +433,10 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     echo(f"Running {len(paths)} notebook(s) in {mode} mode, {jobs} at a time, into {build}/ ...")
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, paths))
+    if update_summaries:
+        for r, path in zip(results, paths):
+            if r.status == "ok" and store_summary(path, build / path.name):
+                echo(f"stored the new summary of {path.name}")
     echo("\nSummary (claims by verdict)")
     for line in scoreboard_lines(results):
         echo(line)

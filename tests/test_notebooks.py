@@ -1,11 +1,15 @@
-"""Every notebook runs in its default mode (the parameters as stored: MODE="smoke", INTERACTIVE=True)."""
+"""Every notebook runs in its default mode (the parameters as stored: MODE="smoke", INTERACTIVE=True) under nbval,
+which compares the summary cell's output with the one stored in the notebook (``python -m fedlab run
+--update-summaries`` stores it on purpose). Each notebook runs in its own process."""
 import json
+import os
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
-from fedlab.claims import tally
-from fedlab.workbook import SUMMARY_MARK, find_notebooks, headline_numbers, notebook_claims
+from fedlab.workbook import SUMMARY_MARK, find_notebooks
 from notebook_runner import execute_isolated
 
 NOTEBOOKS = find_notebooks()
@@ -19,24 +23,43 @@ def test_there_are_notebooks():
 def test_notebook_is_stored_clean_and_follows_the_skeleton(path):
     nb = json.loads(path.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "strip outputs"
+    summary = [c for c in code if "".join(c["source"]).lstrip().startswith(SUMMARY_MARK)]
+    assert all(c.get("execution_count") is None for c in code if c not in summary), "strip execution counts"
+    assert all(not c.get("outputs") for c in code if c not in summary), "strip outputs (except the summary's)"
+    stored = "".join("".join(o.get("text", "")) for c in summary for o in c.get("outputs", []))
+    assert len(summary) == 1 and ": " in stored, "the summary cell must hold its stored 'name: value' output"
     params = code[0]
     assert "parameters" in params["metadata"].get("tags", []), "first code cell must be tagged 'parameters'"
     source = "".join(params["source"])
     for name in ("MODE", "SEED", "INTERACTIVE"):
         assert name in source
-    assert any("".join(c["source"]).lstrip().startswith(SUMMARY_MARK) for c in code), "summary cell missing"
+
+
+def run_nbval(path, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``pytest --nbval-lax`` on one notebook, in its own process (cells marked NBVAL_CHECK_OUTPUT are compared)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--nbval-lax",
+           "--nbval-cell-timeout", "300", str(path)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=path.parent)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_default_mode(path, tmp_path):
-    out = tmp_path / path.name
-    elapsed = execute_isolated(path, out)
-    nb = nbformat.read(out, as_version=4)
-    numbers = headline_numbers(nb)
-    assert numbers, "the summary cell printed no 'name: value' lines"
-    claims = notebook_claims(nb)                      # raises when a claims table holds invalid claims
-    print(f"{path.stem}: {elapsed:.1f} s, {numbers}, claims {tally(claims)}")
+def test_notebook_reproduces_its_stored_summary(path):
+    proc = run_nbval(path)
+    assert proc.returncode == 0, f"{path.name} under nbval:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
+
+
+def test_a_changed_headline_number_fails(tmp_path):
+    """The comparison can fail: the primer with one stored headline number altered."""
+    path = next(p for p in NOTEBOOKS if p.stem == "00_primer")
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(SUMMARY_MARK))
+    name, value = cell.outputs[0]["text"].splitlines()[1].split(": ")
+    cell.outputs[0]["text"] = cell.outputs[0]["text"].replace(f"{name}: {value}", f"{name}: {value}1")
+    altered = tmp_path / path.name
+    nbformat.write(nb, altered)
+    proc = run_nbval(altered)
+    assert proc.returncode != 0 and "Cell outputs differ" in proc.stdout and f"{value}1" in proc.stdout
 
 
 def _probe_notebook(folder):

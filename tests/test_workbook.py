@@ -8,7 +8,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
 from fedlab.workbook import (NotebookResult, find_notebooks, headline_numbers, is_solution, key_figure,
-                             notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown)
+                             notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown,
+                             store_summary)
 from notebook_runner import CLAIMS, KERNELSPEC, write_chapter
 
 PNG = {name: base64.b64encode(name.encode()).decode() for name in ("first", "tagged", "last")}
@@ -118,6 +119,33 @@ def test_scoreboard_lines_total_per_chapter_and_overall():
     assert lines[1].split() == ["00_good", "ok", "1.5", "s", "1", "0", "0", "1"]
     assert lines[2].split() == ["01_bad", "failed", "1.5", "s", "1", "0", "0", "0"]
     assert lines[3].split() == ["all", "2", "chapters", "1", "failed", "3.0", "s", "2", "0", "0", "1"]
+
+
+def test_store_summary_copies_only_the_summary_output(tmp_path):
+    source, executed = write_chapter(tmp_path, "00_good"), tmp_path / "run.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    summary = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("# NBVAL"))
+    summary.outputs = [new_output("stream", name="stdout", text="mode: smoke\n"),
+                       new_output("stream", name="stdout", text="answer: 42\n")]
+    nb.cells[1].outputs = [new_output("stream", name="stdout", text="noise\n")]
+    nbformat.write(nb, executed)
+    assert store_summary(source, executed) and not store_summary(source, executed)
+    stored = nbformat.read(source, as_version=4)
+    assert headline_numbers(stored) == {"mode": "smoke", "answer": "42"}
+    assert sum(bool(c.get("outputs")) for c in stored.cells if c.cell_type == "code") == 1
+    empty = tmp_path / "empty.ipynb"
+    nbformat.write(new_notebook(), empty)
+    with pytest.raises(ValueError, match="summary cells"):
+        store_summary(source, empty)
+
+
+def test_update_summaries_is_for_smoke_mode(tmp_path, capsys):
+    with pytest.raises(ValueError, match="update_summaries"):
+        run_workbook(mode="full", update_summaries=True, build=tmp_path / "b")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--mode", "full", "--update-summaries", "--build", str(tmp_path / "b")])
+    assert exit_info.value.code == 2 and "--update-summaries" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
 
 
 def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path, capfd):
