@@ -1,6 +1,8 @@
 """Seeds derived from (seed, round, stream) so that any round of any run can be replayed; the stream ids."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 
@@ -73,11 +75,35 @@ def _splitmix64(x: int) -> int:
 
 
 def derive_seed(*keys: int) -> int:
-    """Mix integer keys, e.g. ``(seed, round, client)``, into one 63-bit seed (order matters)."""
+    """Mix integer keys, e.g. ``(seed, round, client)``, into one 63-bit seed (order matters).
+
+    Raises
+    ------
+    TypeError, ValueError
+        When a key is not an integer, or the first one (the ``seed``) is negative.
+    """
     state = 0
-    for key in keys:
+    for i, key in enumerate(keys):
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, numbers.Integral):
+            name = "seed" if i == 0 else f"key[{i}]"
+            raise TypeError(f"{name} must be an integer, got {key!r} of type {type(key).__name__}.")
+        if i == 0 and key < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {key}.")
         state = _splitmix64(state ^ (int(key) & _MASK))
     return state >> 1
+
+
+def check_key(key, name: str = "key") -> tuple[int, ...]:
+    """Return a random key, a non-empty tuple or list of integers such as ``(seed, round, stream)`` whose first
+    entry (the seed) is non-negative, as a tuple; else raise naming ``name``."""
+    if not isinstance(key, (tuple, list)) or not key:
+        raise TypeError(f"{name} must be a non-empty tuple of integers such as (seed, round, stream), got {key!r}.")
+    for i, k in enumerate(key):
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"{name}[{i}] must be an integer, got {k!r} of type {type(k).__name__}.")
+    if key[0] < 0:
+        raise ValueError(f"{name}[0] (the seed) must be non-negative, got {key[0]}.")
+    return tuple(key)
 
 
 def torch_generator(*keys: int) -> torch.Generator:
@@ -90,10 +116,21 @@ def numpy_rng(*keys: int) -> np.random.Generator:
     return np.random.default_rng(derive_seed(*keys))
 
 
-def as_numpy_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """Normalise a seed argument: a Generator is returned as is, an int or None seeds a new one."""
+def as_numpy_rng(rng: np.random.Generator | int | None, name: str = "rng") -> np.random.Generator:
+    """Normalise a seed argument: a Generator is returned as is, a non-negative int or None seeds a new one.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``name`` when ``rng`` is none of these.
+    """
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be a numpy Generator, an int or None, got {type(rng).__name__}.")
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral):
+        raise TypeError(f"{name} must be a numpy Generator, a non-negative int or None, got {rng!r} of type "
+                        f"{type(rng).__name__}.")
+    if rng < 0:
+        raise ValueError(f"{name} must be a numpy Generator, a non-negative int or None, got {rng}.")
+    return np.random.default_rng(rng)

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import numbers
+import os
+from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +15,11 @@ __all__ = [
     "check_simplex",
     "check_choice",
     "check_array",
+    "check_bool",
+    "check_type",
+    "check_callable",
+    "check_path",
+    "check_sequence",
 ]
 
 
@@ -49,6 +57,10 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
 def check_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple | None = None,
                 nonnegative: bool = False, finite: bool = True, dtype=float) -> np.ndarray:
     """Return ``value`` as a numpy array with the given ndim/shape (``None`` entries are free)."""
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "US"):
+        raise TypeError(f"{name} must be array-like of numbers, got text {_fmt(value)}.")
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.integer):
+        _check_integral(name, value)
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as err:
@@ -63,6 +75,18 @@ def check_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple 
     if nonnegative and np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative, got minimum {arr.min()}.")
     return arr
+
+
+def _check_integral(name: str, value: Any) -> None:
+    """Raise naming ``name`` when ``value`` holds numbers that are not integers (NaN, 1.5): an integer dtype would
+    truncate them silently."""
+    try:
+        raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except (TypeError, ValueError):
+        return  # the conversion itself fails and is reported by the caller
+    if raw.dtype.kind == "f" and (not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw))):
+        bad = raw[~np.isfinite(raw) | (raw != np.round(raw))].ravel()[:5]
+        raise ValueError(f"{name} must hold integers, got {bad.tolist()}.")
 
 
 def check_simplex(name: str, value: Any, *, size: int | None = None, ndim: int | tuple | None = None,
@@ -92,6 +116,57 @@ def check_simplex(name: str, value: Any, *, size: int | None = None, ndim: int |
 
 def check_choice(name: str, value: Any, choices) -> Any:
     """Return ``value`` when it is one of ``choices``, else raise a ValueError listing them."""
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable value looked up in a dict or set
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {_fmt(value)}.")
+    return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool when it is one (Python or numpy), else raise a TypeError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {_fmt(value)} of type {type(value).__name__}.")
+    return bool(value)
+
+
+def check_type(name: str, value: Any, types: type | tuple[type, ...], *, optional: bool = False) -> Any:
+    """Return ``value`` when it is an instance of ``types`` (or None with ``optional``), else raise a TypeError
+    naming ``name``, the expected types and the type received."""
+    if (optional and value is None) or isinstance(value, types):
+        return value
+    expected = " or ".join(t.__name__ for t in (types if isinstance(types, tuple) else (types,)))
+    raise TypeError(f"{name} must be a {expected}{' or None' if optional else ''}, got {_fmt(value)} of type "
+                    f"{type(value).__name__}.")
+
+
+def check_callable(name: str, value: Any, *, optional: bool = False) -> Any:
+    """Return ``value`` when it is callable (or None with ``optional``), else raise a TypeError naming ``name``."""
+    if (optional and value is None) or callable(value):
+        return value
+    raise TypeError(f"{name} must be callable{' or None' if optional else ''}, got {_fmt(value)} of type "
+                    f"{type(value).__name__}.")
+
+
+def check_path(name: str, value: Any) -> Path:
+    """Return ``value`` as a ``Path`` when it is a string or path-like object, else raise a TypeError naming
+    ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got {_fmt(value)} of type "
+                        f"{type(value).__name__}.")
+    return Path(value)
+
+
+def check_sequence(name: str, value: Any, *, size: int | None = None, nonempty: bool = False) -> Sequence:
+    """Return ``value`` when it is a list, tuple or array (not a string) with ``size`` entries (when given; at least
+    one with ``nonempty``), else raise naming ``name``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence (list, tuple or array), got {_fmt(value)} of type "
+                        f"{type(value).__name__}.")
+    if size is not None and len(value) != size:
+        raise ValueError(f"{name} must have {size} entries, got {len(value)}.")
+    if nonempty and len(value) == 0:
+        raise ValueError(f"{name} must not be empty.")
     return value

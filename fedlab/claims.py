@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence, Union
 
-from fedlab._validation import check_choice, check_real
+from fedlab._validation import check_bool, check_choice, check_int, check_path, check_real, check_type
 from fedlab.tables import markdown_table
 
 __all__ = ["RULES", "VERDICTS", "MIME_TYPE", "Claim", "tally", "claims_table", "show_claims", "save_claims",
@@ -123,6 +123,10 @@ class Claim:
         check_choice("rule", self.rule, RULES)
         if self.tolerance is not None:
             check_real("tolerance", self.tolerance, low=0)
+        check_bool("relative", self.relative)
+        check_type("holds", self.holds, bool, optional=True)
+        check_type("why", self.why, str)
+        check_int("digits", self.digits, low=0)
         if self.measured is None:
             if not self.why.strip():
                 raise ValueError(f"why must say why the claim {self.source!r} was not run (measured is None).")
@@ -142,6 +146,9 @@ class Claim:
         if not (_is_number(self.paper) or _is_range(self.paper)):
             raise ValueError(f"paper must be a number or a (low, high) range for rule {self.rule!r}, "
                              f"got {self.paper!r}.")
+        ends = self.paper if _is_range(self.paper) else (self.paper,)
+        if not all(v is None or math.isfinite(v) for v in ends):
+            raise ValueError(f"paper must hold finite numbers, got {self.paper!r}.")
         if not _is_number(self.measured) or not math.isfinite(self.measured):
             raise ValueError(f"measured must be a finite number for rule {self.rule!r}, got {self.measured!r}.")
 
@@ -196,9 +203,20 @@ class Claim:
         return cls(**fields)
 
 
+def _check_claims(claims: Any) -> list[Claim]:
+    """``claims`` as a list of :class:`Claim` (an iterable of them, not a string), else a TypeError naming it."""
+    if isinstance(claims, (str, bytes)) or not isinstance(claims, Iterable):
+        raise TypeError(f"claims must be an iterable of Claim objects, got {type(claims).__name__}.")
+    claims = list(claims)
+    bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
+    if bad:
+        raise TypeError(f"claims must hold Claim objects only, got {sorted(set(bad))}.")
+    return claims
+
+
 def tally(claims: Iterable[Claim]) -> dict[str, int]:
     """Counts per verdict, every verdict of :data:`VERDICTS` present (zeros included)."""
-    counts = Counter(c.verdict for c in claims)
+    counts = Counter(c.verdict for c in _check_claims(claims))
     return {v: counts.get(v, 0) for v in VERDICTS}
 
 
@@ -207,16 +225,14 @@ HEADER = ["source", "claim", "paper", "measured", "rule", "verdict", "why"]
 
 def claims_table(claims: Sequence[Claim]) -> str:
     """The markdown table paper | measured | rule | verdict | why of ``claims``."""
-    return markdown_table(HEADER, [c.row() for c in claims])
+    return markdown_table(HEADER, [c.row() for c in _check_claims(claims)])
 
 
 def show_claims(claims: Sequence[Claim]) -> None:
     """Display the claims table in a notebook and attach the claims as JSON (:data:`MIME_TYPE`) to the output."""
     from IPython.display import display
 
-    claims = list(claims)
-    if not all(isinstance(c, Claim) for c in claims):
-        raise TypeError("claims must be Claim objects.")
+    claims = _check_claims(claims)
     counts = ", ".join(f"{n} {v}" for v, n in tally(claims).items() if n)
     display({"text/markdown": f"{claims_table(claims)}\n\n**{len(claims)} claims:** {counts}.",
              MIME_TYPE: [c.to_dict() for c in claims]}, raw=True)
@@ -224,7 +240,9 @@ def show_claims(claims: Sequence[Claim]) -> None:
 
 def save_claims(claims: Sequence[Claim], path: str | os.PathLike) -> Path:
     """Write the claims as a JSON list, atomically (temporary file, then rename), readable by the group."""
-    path = Path(path)
+    claims, path = _check_claims(claims), check_path("path", path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"path {str(path)!r}: the folder {str(path.parent)!r} does not exist.")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -239,7 +257,7 @@ def save_claims(claims: Sequence[Claim], path: str | os.PathLike) -> Path:
 
 def load_claims(path: str | os.PathLike) -> list[Claim]:
     """The claims of a JSON file written by :func:`save_claims`."""
-    path = Path(path)
+    path = check_path("path", path)
     try:
         return [Claim.from_dict(d) for d in json.loads(path.read_text(encoding="utf-8"))]
     except (OSError, ValueError, TypeError) as err:

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
-from fedlab._validation import check_array, check_int, check_real, check_simplex
+from fedlab._validation import check_array, check_bool, check_int, check_real, check_simplex
 from fedlab.engine import History, run
 
 __all__ = [
@@ -145,8 +145,7 @@ def em_step(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variances: Any
             learn_variance: bool = False) -> tuple[np.ndarray, np.ndarray, Any]:
     r"""One federated EM iteration: E-step (3.12)/(4.34), local M-step (3.13)/(4.35)–(4.36), synchronisation (3.14).
 
-    The kernel behind :class:`FederatedGMMEM` and FEM-OMD's inner loop; its inputs are not checked (the checked
-    pieces are :func:`local_m_step` and :func:`server_step`).
+    The kernel behind :class:`FederatedGMMEM` (which checks its data once, at ``init``) and FEM-OMD's inner loop.
 
     Parameters
     ----------
@@ -168,6 +167,18 @@ def em_step(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variances: Any
     means : np.ndarray (m, d)
     variances : float or np.ndarray (m,)
     """
+    mu = _check_means(means)
+    xs = check_samples(x, dim=mu.shape[1])
+    lp = check_array("log_pi", log_pi, shape=(xs.shape[0], mu.shape[0]), finite=False)
+    if np.any(np.isnan(lp)) or np.any(lp == np.inf):
+        raise ValueError("log_pi must hold log-weights (finite or -inf, not NaN or +inf).")
+    var = _check_variances(variances, mu.shape[0])
+    return _em_step(xs, lp, mu, var if np.ndim(variances) else variances,
+                    check_bool("learn_variance", learn_variance))
+
+
+def _em_step(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variances: Any,
+             learn_variance: bool) -> tuple[np.ndarray, np.ndarray, Any]:
     stats = _local_m_step(x, _e_step(x, log_pi, means, variances), means, learn_variance)
     new_means, new_var = _server_step(stats, means, variances, learn_variance)
     return stats.weights, new_means, new_var
@@ -183,6 +194,8 @@ def _log_likelihood(x: np.ndarray, log_pi: np.ndarray, means: np.ndarray, var: n
 def check_samples(x: Any, *, dim: int | None = None, name: str = "x") -> np.ndarray:
     """Clients' samples as an array (C, n, d) with n >= 1: from an array (C, n, d), one client's (n, d), or a list
     of C arrays (n, d) of the same shape; ``dim`` fixes d."""
+    if dim is not None:
+        dim = check_int("dim", dim, low=1)
     if isinstance(x, (list, tuple)):
         if len(x) == 0:
             raise ValueError(f"{name} must hold at least one client.")
@@ -200,6 +213,7 @@ def check_samples(x: Any, *, dim: int | None = None, name: str = "x") -> np.ndar
 
 def check_client_weights(name: str, value: Any, n_clients: int, n_components: int) -> np.ndarray:
     """Mixture weights on the simplex as an array (C, m): one row per client, or one (m,) row for all."""
+    n_clients, n_components = check_int("n_clients", n_clients, low=1), check_int("n_components", n_components, low=1)
     arr = check_simplex(name, value, size=n_components)
     if arr.ndim == 1:
         arr = np.broadcast_to(arr, (n_clients, n_components))
@@ -215,8 +229,15 @@ def _check_variances(variances: Any, n_components: int) -> np.ndarray:
     return np.broadcast_to(var, (n_components,)).astype(float)
 
 
-def _checked(x: Any, weights: Any, means: Any, variances: Any):
+def _check_means(means: Any) -> np.ndarray:
     mu = check_array("means", means, ndim=2)
+    if 0 in mu.shape:
+        raise ValueError(f"means must hold at least one component of dimension >= 1, got shape {mu.shape}.")
+    return mu
+
+
+def _checked(x: Any, weights: Any, means: Any, variances: Any):
+    mu = _check_means(means)
     xs = check_samples(x, dim=mu.shape[1])
     pi = check_client_weights("weights", weights, xs.shape[0], mu.shape[0])
     return xs, log_weights(pi), mu, _check_variances(variances, mu.shape[0])
@@ -298,16 +319,17 @@ def server_step(stats: LocalStatistics, means: Any, variances: Any = 1.0, *,
     """
     if not isinstance(stats, LocalStatistics):
         raise TypeError(f"stats must be the LocalStatistics of local_m_step, got {type(stats).__name__}.")
-    mu = check_array("means", means, ndim=2)
+    mu = _check_means(means)
     local = check_array("stats.means", stats.means, shape=(None,) + mu.shape)
     pi = check_array("stats.weights", stats.weights, shape=local.shape[:2], nonnegative=True)
     var = _check_variances(variances, mu.shape[0])
+    learn_variance = check_bool("learn_variance", learn_variance)
     sq = None
     if learn_variance:
         if stats.sq_norms is None:
             raise ValueError("learn_variance needs stats.sq_norms (the second moments of local_m_step).")
         sq = check_array("stats.sq_norms", stats.sq_norms, shape=pi.shape, nonnegative=True)
-    return _server_step(LocalStatistics(pi, local, sq), mu, var, bool(learn_variance))
+    return _server_step(LocalStatistics(pi, local, sq), mu, var, learn_variance)
 
 
 def log_likelihood(x: Any, weights: Any, means: Any, variances: Any = 1.0) -> np.ndarray:
@@ -411,7 +433,7 @@ class FederatedGMMEM:
                  means_init: Any = None, weights_init: Any = None) -> None:
         self.n_components = check_int("n_components", n_components, low=1)
         self.variance = check_real("variance", variance, low=0, low_open=True)
-        self.learn_variance = bool(learn_variance)
+        self.learn_variance = check_bool("learn_variance", learn_variance)
         self.means_init = None if means_init is None else check_array("means_init", means_init,
                                                                       shape=(self.n_components, None))
         self.weights_init = None if weights_init is None else check_simplex("weights_init", weights_init,
@@ -431,8 +453,8 @@ class FederatedGMMEM:
         return GMMState(means, np.full(m, self.variance), log_pi, 0)
 
     def round(self, state: GMMState, data: Any, seed: int) -> tuple[GMMState, dict]:
-        pi, means, var = em_step(_stacked(data), state.log_weights, state.means, state.variances,
-                                 learn_variance=self.learn_variance)
+        pi, means, var = _em_step(_stacked(data), state.log_weights, state.means, state.variances,
+                                  self.learn_variance)
         return GMMState(means, var, log_weights(pi), state.round + 1), {}
 
     def evaluate(self, state: GMMState, data: Any) -> dict[str, np.ndarray]:

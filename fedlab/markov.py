@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_int, check_simplex
+from fedlab._validation import check_array, check_int, check_real, check_simplex
 
 __all__ = ["check_transition_matrix", "stationary_distribution", "sample_chains"]
 
@@ -18,6 +18,7 @@ def check_transition_matrix(P, name: str = "P", atol: float = 1e-8) -> np.ndarra
     ValueError
         When ``P`` is not square, has negative or non-finite entries, or a row does not sum to 1.
     """
+    atol = check_real("atol", atol, low=0)
     arr = check_array(name, P)
     if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] < 1:
         raise ValueError(f"{name} must be a square transition matrix (S, S), got shape {arr.shape}.")

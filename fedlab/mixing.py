@@ -15,7 +15,7 @@ import cvxpy as cp
 import networkx as nx
 import numpy as np
 
-from fedlab._validation import check_array
+from fedlab._validation import check_array, check_bool, check_choice
 
 __all__ = [
     "local_degree_weights",
@@ -133,6 +133,9 @@ def fmmc_weights(G, self_loops: bool = True, solver: str | None = None) -> np.nd
     numpy.ndarray, shape (n, n)
     """
     adj = _adjacency(G)
+    self_loops = check_bool("self_loops", self_loops)
+    if solver is not None:
+        check_choice("solver", solver, cp.installed_solvers())
     n = adj.shape[0]
     if n == 1:
         return np.ones((1, 1))
@@ -159,6 +162,7 @@ def second_largest_eigenvalue_modulus(W) -> float:
     Parameters
     ----------
     W : array_like, shape (n, n)
+        A consensus matrix: rows summing to 1 (entries may be negative, e.g. MATCHA's :math:`I - \alpha L`).
 
     Returns
     -------
@@ -166,8 +170,11 @@ def second_largest_eigenvalue_modulus(W) -> float:
         The second-largest modulus among the eigenvalues (0 for ``n == 1``).
     """
     W = check_array("W", W, ndim=2)
-    if W.shape[0] != W.shape[1]:
+    if W.shape[0] != W.shape[1] or W.shape[0] < 1:
         raise ValueError(f"W must be square, got shape {W.shape}.")
+    if not np.allclose(W.sum(1), 1.0, rtol=0, atol=1e-6):
+        raise ValueError(f"W must be a consensus matrix with rows summing to 1, got row sums in "
+                         f"[{W.sum(1).min():.4g}, {W.sum(1).max():.4g}].")
     if W.shape[0] == 1:
         return 0.0
     eig = np.linalg.eigvalsh(W) if np.allclose(W, W.T) else np.linalg.eigvals(W)

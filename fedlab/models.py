@@ -15,7 +15,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fedlab._validation import check_choice, check_int
+from fedlab._validation import check_bool, check_choice, check_int, check_type
+
+__all__ = ["Params", "LOSSES", "Model", "LinearModel", "MLP", "SmallCNN", "ModuleModel", "init_stacked",
+           "check_model", "check_params", "check_param_dict"]
 
 Params = dict[str, Tensor]
 
@@ -71,6 +74,27 @@ class Model:
     def is_classifier(self) -> bool:
         return self.loss_name == "cross_entropy"
 
+    def n_inputs(self) -> int | None:
+        """Number of input features of one sample (after flattening); ``None`` when the model does not say."""
+        return None
+
+    def n_outputs(self) -> int | None:
+        """Number of outputs (classes of a classifier); ``None`` when the model does not say."""
+        return None
+
+    def param_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Shape of each parameter of one client's model (from one draw of :meth:`init`, cached)."""
+        if "_shapes" not in vars(self):
+            self._shapes = {k: tuple(v.shape) for k, v in self.init(torch.Generator().manual_seed(0)).items()}
+        return self._shapes
+
+    def check_features(self, feature_shape: tuple[int, ...], name: str = "data") -> None:
+        """Raise a ``ValueError`` naming ``name`` when samples of shape ``feature_shape`` do not fit the input."""
+        expected = self.n_inputs()
+        if expected is not None and math.prod(feature_shape) != expected:
+            raise ValueError(f"{name} has samples of shape {tuple(feature_shape)} ({math.prod(feature_shape)} "
+                             f"features) but {self!r} takes {expected} input features.")
+
     def signature(self) -> tuple:
         """A hashable description used to cache the automatic backend choice."""
         return (type(self).__name__, *sorted((k, v) for k, v in vars(self).items()
@@ -110,7 +134,13 @@ class LinearModel(Model):
         super().__init__(loss)
         self.in_features = check_int("in_features", in_features, low=1)
         self.out_features = check_int("out_features", out_features, low=1)
-        self.zero_init = bool(zero_init)
+        self.zero_init = check_bool("zero_init", zero_init)
+
+    def n_inputs(self) -> int:
+        return self.in_features
+
+    def n_outputs(self) -> int:
+        return self.out_features
 
     def init(self, generator: torch.Generator) -> Params:
         w, b = _linear_init(self.in_features, self.out_features, generator)
@@ -153,8 +183,14 @@ class MLP(Model):
                  loss: str = "cross_entropy") -> None:
         super().__init__(loss)
         self.in_features = check_int("in_features", in_features, low=1)
-        self.hidden = tuple(check_int("hidden", h, low=1) for h in hidden)
+        self.hidden = tuple(check_int("hidden", h, low=1) for h in check_type("hidden", hidden, (tuple, list)))
         self.out_features = check_int("out_features", out_features, low=1)
+
+    def n_inputs(self) -> int:
+        return self.in_features
+
+    def n_outputs(self) -> int:
+        return self.out_features
 
     def _sizes(self) -> list[int]:
         return [self.in_features, *self.hidden, self.out_features]
@@ -201,7 +237,16 @@ class SmallCNN(Model):
         self.in_channels = check_int("in_channels", in_channels, low=1)
         self.image_size = check_int("image_size", image_size, low=4)
         self.n_classes = check_int("n_classes", n_classes, low=2)
+        channels = check_type("channels", channels, (tuple, list))
+        if len(channels) != 2:
+            raise ValueError(f"channels must hold two channel counts, got {channels!r}.")
         self.channels = tuple(check_int("channels", c, low=1) for c in channels)
+
+    def n_inputs(self) -> int:
+        return self.in_channels * self.image_size ** 2
+
+    def n_outputs(self) -> int:
+        return self.n_classes
 
     def init(self, generator: torch.Generator) -> Params:
         c0, (c1, c2) = self.in_channels, self.channels
@@ -237,6 +282,20 @@ class ModuleModel(Model):
         if not isinstance(self._module, nn.Module):
             raise TypeError(f"factory() must return an nn.Module, got {type(self._module).__name__}.")
         self.name = type(self._module).__name__
+        self._fits: set[tuple[int, ...]] = set()
+
+    def check_features(self, feature_shape: tuple[int, ...], name: str = "data") -> None:
+        """Run the module once on a zero sample of shape ``feature_shape`` (once per shape) and raise a
+        ``ValueError`` naming ``name`` when it does not accept it."""
+        shape = tuple(feature_shape)
+        if shape in self._fits:
+            return
+        try:
+            with torch.no_grad():
+                self._module(torch.zeros((1, *shape)))
+        except (RuntimeError, ValueError, TypeError, IndexError) as err:
+            raise ValueError(f"{name} has samples of shape {shape}, which {self.name} does not accept: {err}") from err
+        self._fits.add(shape)
 
     def init(self, generator: torch.Generator) -> Params:
         params = {}
@@ -249,9 +308,66 @@ class ModuleModel(Model):
         return torch.func.functional_call(self._module, params, (x,))
 
 
+def check_model(model, name: str = "model") -> Model:
+    """Return ``model`` when it is a :class:`Model`, else raise a ``TypeError`` naming ``name``."""
+    return check_type(name, model, Model)
+
+
+def check_param_dict(name: str, params, *, stacked: bool = True, rows: int | None = None,
+                     nonempty: bool = True) -> int | None:
+    """Check a parameter dict: name -> finite float Tensor, non-empty unless ``nonempty=False``. ``stacked``: every
+    tensor has a leading row axis of one size (``rows`` when given). Returns the number of rows (None unstacked)."""
+    check_type(name, params, dict)
+    stacked, nonempty = check_bool("stacked", stacked), check_bool("nonempty", nonempty)
+    if rows is not None:
+        check_int("rows", rows, low=1)
+    if nonempty and not params:
+        raise ValueError(f"{name} must hold at least one parameter tensor, got an empty dict.")
+    for key, value in params.items():
+        check_type(f"{name}[{key!r}]", value, Tensor)
+        if not value.is_floating_point() or (stacked and value.dim() < 1):
+            raise ValueError(f"{name}[{key!r}] must be a float tensor{' with a leading row axis' if stacked else ''}, "
+                             f"got dtype {value.dtype} and shape {tuple(value.shape)}.")
+    _check_finite(name, params)
+    if not stacked or not params:
+        return None
+    sizes = {v.shape[0] for v in params.values()}
+    if len(sizes) > 1 or (rows is not None and sizes != {rows}):
+        expected = f"{rows} rows" if rows is not None else "the same number of rows"
+        raise ValueError(f"{name} must have {expected} in every tensor, got leading sizes "
+                         f"{ {k: v.shape[0] for k, v in params.items()} }.")
+    return sizes.pop()
+
+
+def _check_finite(name: str, params: Params) -> None:
+    bad = [k for k, v in params.items() if not bool(torch.isfinite(v).all())]
+    if bad:
+        raise ValueError(f"{name} must be finite; {bad} hold NaN or infinite entries.")
+
+
+def check_params(model: Model, params, *, stacked: bool = True, rows: int | None = None,
+                 name: str = "params") -> Params:
+    """Return ``params`` when they are ``model``'s parameters (its names and shapes, finite), stacked on a leading
+    row axis (``rows`` rows when given) or, with ``stacked=False``, one client's; else raise naming ``name``."""
+    shapes = check_model(model).param_shapes()
+    check_type(name, params, dict)
+    if set(params) != set(shapes):
+        raise ValueError(f"{name} must hold the parameters {sorted(shapes)} of {model!r}, got {sorted(params)}.")
+    check_param_dict(name, params, stacked=stacked, rows=rows, nonempty=bool(shapes))
+    lead = 1 if stacked else 0
+    wrong = {k: tuple(v.shape[lead:]) for k, v in params.items() if tuple(v.shape[lead:]) != shapes[k]}
+    if wrong:
+        raise ValueError(f"{name} have shapes {wrong}, {model!r} expects {({k: shapes[k] for k in wrong})}"
+                         f"{' after the row axis' if stacked else ''}.")
+    return params
+
+
 def init_stacked(model: Model, n_rows: int, generator: torch.Generator, *, same: bool = True) -> Params:
     """Parameters for ``n_rows`` clients stacked on a leading axis (identical rows when ``same``)."""
+    check_model(model)
     check_int("n_rows", n_rows, low=1)
+    check_type("generator", generator, torch.Generator)
+    same = check_bool("same", same)
     if same:
         single = model.init(generator)
         return {k: v.unsqueeze(0).repeat(n_rows, *([1] * v.dim())) for k, v in single.items()}

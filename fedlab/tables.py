@@ -14,6 +14,8 @@ Examples
 """
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,14 +30,21 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value).replace("|", r"\|")
 
 
+def _check_cells(name: str, value: Any) -> Sequence:
+    """A sequence (a list, tuple or array; not a string) of cells or rows."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a list of cells, got {type(value).__name__}.")
+    return value
+
+
 def markdown_table(header: Sequence, rows: Sequence[Sequence]) -> str:
     """A GitHub-flavoured markdown table; every row must have as many cells as ``header``."""
-    header = list(header)
+    header = list(_check_cells("header", header))
     if not header:
         raise ValueError("header must name at least one column.")
     lines = ["| " + " | ".join(map(_cell, header)) + " |", "|" + "---|" * len(header)]
-    for i, row in enumerate(rows):
-        row = list(row)
+    for i, row in enumerate(_check_cells("rows", rows)):
+        row = list(_check_cells(f"rows[{i}]", row))
         if len(row) != len(header):
             raise ValueError(f"rows[{i}] has {len(row)} cells, the header has {len(header)}.")
         lines.append("| " + " | ".join(map(_cell, row)) + " |")
@@ -52,9 +61,16 @@ def show_table(header: Sequence, rows: Sequence[Sequence]) -> None:
 def mean_pm_std(ms: tuple[float, float] | None, digits: int = 2) -> str:
     """``"m ± s"`` of a ``(mean, std)`` pair with ``digits`` decimals; ``"n/a"`` when absent or not finite."""
     digits = check_int("digits", digits, low=0)
-    if ms is None or not np.isfinite(ms[0]):
+    if ms is None:
         return "n/a"
-    return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
+    if not isinstance(ms, (tuple, list, np.ndarray)) or len(ms) != 2:
+        raise TypeError(f"ms must be a (mean, std) pair or None, got {ms!r}.")
+    mean, std = ms
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in ms) or std < 0:
+        raise ValueError(f"ms must hold a mean and a non-negative std, got {ms!r}.")
+    if not np.isfinite(mean):
+        return "n/a"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
 def paired_t(mean: float, std: float, n: int) -> float:

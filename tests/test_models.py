@@ -2,7 +2,8 @@ import pytest
 import torch
 from torch import nn
 
-from fedlab.models import MLP, LinearModel, ModuleModel, SmallCNN, init_stacked
+from fedlab.models import (MLP, LinearModel, ModuleModel, SmallCNN, check_model, check_param_dict, check_params,
+                           init_stacked)
 
 torch.set_default_dtype(torch.float32)
 
@@ -87,3 +88,43 @@ def test_module_model_rejects_non_module():
 def test_signature_is_hashable_and_distinguishes_shapes():
     assert hash(LinearModel(3, 2).signature()) is not None
     assert LinearModel(3, 2).signature() != LinearModel(4, 2).signature()
+
+
+def test_models_describe_their_inputs_outputs_and_parameter_shapes():
+    lin, mlp, cnn = LinearModel(5, 3), MLP(4, (6,), 2), SmallCNN(1, 8, 10)
+    assert (lin.n_inputs(), lin.n_outputs(), mlp.n_inputs(), mlp.n_outputs()) == (5, 3, 4, 2)
+    assert (cnn.n_inputs(), cnn.n_outputs()) == (64, 10)
+    assert lin.param_shapes() == {"weight": (3, 5), "bias": (3,)}
+    lin.check_features((5,))
+    cnn.check_features((1, 8, 8))
+    with pytest.raises(ValueError, match=r"data has samples of shape \(4,\) \(4 features\) .* takes 5 input"):
+        lin.check_features((4,))
+    module = ModuleModel(lambda: nn.Linear(3, 2))
+    assert module.n_inputs() is None and module.param_shapes() == {"weight": (2, 3), "bias": (2,)}
+    module.check_features((3,))
+    with pytest.raises(ValueError, match="train"):
+        module.check_features((4,), "train")
+
+
+def test_check_model_and_parameter_dicts():
+    model = LinearModel(5, 3)
+    assert check_model(model) is model
+    with pytest.raises(TypeError, match="model must be a Model"):
+        check_model("linear")
+    stacked = init_stacked(model, 2, torch.Generator().manual_seed(0))
+    assert check_param_dict("params", stacked) == 2 and check_param_dict("p", {}, nonempty=False) is None
+    assert check_params(model, stacked, rows=2) is stacked
+    assert check_params(model, model.init(torch.Generator().manual_seed(0)), stacked=False)
+    bad = {k: v.clone() for k, v in stacked.items()}
+    bad["bias"][0, 0] = float("nan")
+    for params, kwargs, match in [({}, {}, "params must hold at least one"),
+                                  (bad, {}, r"params must be finite; \['bias'\]"),
+                                  ({"w": torch.zeros(2, dtype=torch.long)}, {}, "must be a float tensor"),
+                                  ({"a": torch.zeros(2, 1), "b": torch.zeros(3, 1)}, {}, "the same number of rows"),
+                                  (stacked, {"rows": 3}, "must have 3 rows")]:
+        with pytest.raises(ValueError, match=match):
+            check_param_dict("params", params, **kwargs)
+    with pytest.raises(ValueError, match=r"params must hold the parameters \['bias', 'weight'\]"):
+        check_params(model, {"weight": stacked["weight"]})
+    with pytest.raises(ValueError, match="expects"):
+        check_params(LinearModel(4, 3), stacked)

@@ -6,7 +6,7 @@ import pytest
 
 from fedlab.engine import run
 from fedlab.primer.toys import QuadraticClients, QuadraticFedAvg, drift_paths
-from fedlab.plots import plot_client_drift, plot_curves, plot_label_histograms
+from fedlab.plots import check_axes, figure_axes, plot_client_drift, plot_curves, plot_label_histograms
 
 
 def test_plot_label_histograms_returns_counts():
@@ -29,3 +29,18 @@ def test_plot_client_drift_passes_the_paths_through():
     server, local = drift_paths(history)
     fig, data = plot_client_drift(clients, server, local, optimum=clients.optimum())
     assert data["local"].shape == (3, 2, 3, 2) and np.allclose(data["optimum"], [0.5, 0.5])
+
+
+def test_check_axes_and_figure_axes():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2)
+    assert check_axes("ax", None) is None and check_axes("ax", axes[0]) is axes[0]
+    assert check_axes("axes", axes, 2) is axes
+    for value, n in (("ax", None), (3, None), (axes, None), (axes, 3), ([axes[0], "x"], 2)):
+        with pytest.raises(TypeError, match="must be None or"):
+            check_axes("axes", value, n)
+    assert figure_axes(axes[1]) == (fig, axes[1])
+    with pytest.raises(ValueError, match="figsize must be two positive sizes"):
+        figure_axes(None, (0, 3))
+    plt.close("all")

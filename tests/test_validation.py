@@ -2,7 +2,10 @@
 import numpy as np
 import pytest
 
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
+from pathlib import Path
+
+from fedlab._validation import (check_array, check_bool, check_callable, check_choice, check_int, check_path,
+                                check_real, check_sequence, check_simplex, check_type)
 
 
 def test_check_simplex_accepts_probability_vectors_along_the_last_axis():
@@ -35,3 +38,47 @@ def test_scalar_and_choice_checks():
         check_choice("mode", "fast", ("smoke", "full"))
     with pytest.raises(TypeError, match="x must be array-like"):
         check_array("x", ["a", None])
+
+
+def test_check_choice_handles_unhashable_values():
+    with pytest.raises(ValueError, match=r"mode must be one of \['a', 'b'\], got \['a'\]"):
+        check_choice("mode", ["a"], {"a": 1, "b": 2})
+
+
+def test_check_array_rejects_text_and_truncated_integers():
+    with pytest.raises(TypeError, match="m_fresh must be array-like of numbers, got text '3'"):
+        check_array("m_fresh", "3")
+    with pytest.raises(TypeError, match="x must be array-like of numbers, got text"):
+        check_array("x", np.array(["1", "2"]))
+    assert check_array("idx", [1.0, 2.0], dtype=np.int64).tolist() == [1, 2]
+    for bad in ([0.5, 1.0], [np.nan], np.array([1.5])):
+        with pytest.raises(ValueError, match="idx must hold integers"):
+            check_array("idx", bad, dtype=np.int64)
+
+
+def test_check_bool_type_callable_and_path():
+    assert check_bool("flag", np.bool_(True)) is True
+    for bad in ("yes", 1, None):
+        with pytest.raises(TypeError, match="flag must be True or False"):
+            check_bool("flag", bad)
+    assert check_type("data", 3, (int, float)) == 3 and check_type("data", None, int, optional=True) is None
+    with pytest.raises(TypeError, match="data must be a int or float, got 'x' of type str"):
+        check_type("data", "x", (int, float))
+    assert check_callable("fn", len) is len and check_callable("fn", None, optional=True) is None
+    with pytest.raises(TypeError, match="fn must be callable, got 3"):
+        check_callable("fn", 3)
+    assert check_path("path", "a/b") == Path("a/b")
+    for bad in (3, True, None):
+        with pytest.raises(TypeError, match="path must be a file path"):
+            check_path("path", bad)
+
+
+def test_check_sequence():
+    assert check_sequence("xs", [1, 2], size=2) == [1, 2] and len(check_sequence("xs", np.zeros(3))) == 3
+    for bad in ("ab", 3, {"a": 1}, None):
+        with pytest.raises(TypeError, match="xs must be a sequence"):
+            check_sequence("xs", bad)
+    with pytest.raises(ValueError, match="xs must have 3 entries, got 2"):
+        check_sequence("xs", (1, 2), size=3)
+    with pytest.raises(ValueError, match="xs must not be empty"):
+        check_sequence("xs", [], nonempty=True)

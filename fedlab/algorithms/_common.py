@@ -8,9 +8,13 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, numpy_rng, torch_generator
-from fedlab._validation import check_simplex, check_real
-from fedlab.engine import ClientData, LocalSGD, broadcast, evaluate
+from fedlab._validation import check_array, check_choice, check_simplex, check_real, check_type
+from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, check_model_data,
+                           evaluate)
 from fedlab.models import Model, Params
+
+WEIGHTS = ("size", "uniform")
+BACKENDS = ("auto", "batched", "loop")
 
 
 Participation = Union[float, Callable[[int, np.random.Generator], np.ndarray]]
@@ -39,12 +43,38 @@ def check_solver(solver) -> LocalSGD:
     return solver
 
 
+def check_weights(weights, name: str = "weights"):
+    """Validate aggregation weights at construction: ``"size"``, ``"uniform"`` or a probability vector (its length
+    is checked against the clients by :func:`client_weights`)."""
+    if isinstance(weights, str):
+        return check_choice(name, weights, WEIGHTS)
+    return check_simplex(name, weights, ndim=1)
+
+
+def check_data(model: Model, data, name: str = "data") -> FederatedDataset:
+    """Return ``data`` when it is a FederatedDataset whose train and test samples fit ``model`` (feature shape,
+    labels within the model's outputs), else raise naming ``name``: done once, at ``init``."""
+    check_type(name, data, FederatedDataset)
+    check_model_data(model, data.train, f"{name}.train")
+    check_model_data(model, data.test, f"{name}.test")
+    return data
+
+
+def check_mixing(mixing_matrix):
+    """A gossip matrix at construction: a callable ``(round, rng) -> W``, or a doubly stochastic square array (its
+    size is checked against the clients at ``init``)."""
+    if callable(mixing_matrix):
+        return mixing_matrix
+    w = check_array("mixing_matrix", mixing_matrix, ndim=2)
+    return check_mixing_matrix(w, w.shape[0] if w.shape[0] else 1)
+
+
 def initial_params(model: Model, seed: int) -> Params:
     """The run's initial model, drawn from ``(seed, INIT)``; every client starts from it."""
     return model.init(torch_generator(seed, Stream.INIT))
 
 
-def client_weights(weights, data: ClientData) -> np.ndarray:
+def client_weights(weights, data: ClientData, name: str = "weights") -> np.ndarray:
     """Aggregation weights p_k: ``"size"`` (n_k / n), ``"uniform"`` (1/K) or an explicit probability vector."""
     if isinstance(weights, str):
         if weights == "size":
@@ -52,8 +82,8 @@ def client_weights(weights, data: ClientData) -> np.ndarray:
             return n / n.sum()
         if weights == "uniform":
             return np.full(data.n_clients, 1.0 / data.n_clients)
-        raise ValueError(f"weights must be 'size', 'uniform' or a probability vector, got {weights!r}.")
-    return check_simplex("weights", weights, ndim=1, size=data.n_clients)
+        raise ValueError(f"{name} must be 'size', 'uniform' or a probability vector, got {weights!r}.")
+    return check_simplex(name, weights, ndim=1, size=data.n_clients)
 
 
 def check_participation(participation: Participation) -> Participation:

@@ -6,10 +6,12 @@ from typing import Callable, Union
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
+from fedlab._validation import check_choice
 from fedlab.engine import (FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip,
                            local_sgd)
-from fedlab.models import Model
-from fedlab.algorithms._common import (ClientsState, initial_params)
+from fedlab.models import Model, check_model
+from fedlab.algorithms._common import (BACKENDS, ClientsState, check_data, check_mixing, check_solver,
+                                       initial_params)
 
 __all__ = ["DecentralizedSGD"]
 
@@ -29,8 +31,9 @@ class DecentralizedSGD:
     """
 
     def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, backend: str = "auto") -> None:
-        self.model, self.solver, self.backend = model, solver, backend
-        self.mixing_matrix = mixing_matrix if callable(mixing_matrix) else np.asarray(mixing_matrix, dtype=float)
+        self.model, self.solver = check_model(model), check_solver(solver)
+        self.backend = check_choice("backend", backend, BACKENDS)
+        self.mixing_matrix = check_mixing(mixing_matrix)
 
     def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
         w = self.mixing_matrix
@@ -39,6 +42,7 @@ class DecentralizedSGD:
         return check_mixing_matrix(w, n)
 
     def init(self, data: FederatedDataset, seed: int) -> ClientsState:
+        check_data(self.model, data)
         if not callable(self.mixing_matrix):
             check_mixing_matrix(self.mixing_matrix, data.n_clients)
         return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))

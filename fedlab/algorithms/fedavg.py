@@ -13,9 +13,10 @@ import numpy as np
 from fedlab._rng import Stream
 from fedlab._validation import check_choice, check_real
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
-from fedlab.models import Model
-from fedlab.algorithms._common import (Participation, ServerState, check_participation, check_solver,
-                                       client_weights, evaluate_global, initial_params, sample_participants)
+from fedlab.models import Model, check_model
+from fedlab.algorithms._common import (BACKENDS, Participation, ServerState, check_data, check_participation,
+                                       check_solver, check_weights, client_weights, evaluate_global, initial_params,
+                                       sample_participants)
 
 __all__ = ["FedAvg", "FedProx"]
 
@@ -37,13 +38,13 @@ class FedAvg:
 
     def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0,
                  weights="size", backend: str = "auto") -> None:
-        check_solver(solver)
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
         self.participation = check_participation(participation)
-        self.weights = weights
-        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+        self.weights = check_weights(weights)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
+        check_data(self.model, data)
         client_weights(self.weights, data.train)  # validate early
         return ServerState(initial_params(self.model, seed))
 
@@ -67,5 +68,5 @@ class FedProx(FedAvg):
 
     def __init__(self, model: Model, solver: LocalSGD, *, mu: float, **kwargs) -> None:
         mu = check_real("mu", mu, low=0, low_open=True)
-        super().__init__(model, LocalSGD(**{**solver.__dict__, "prox_mu": mu}), **kwargs)
+        super().__init__(model, LocalSGD(**{**check_solver(solver).__dict__, "prox_mu": mu}), **kwargs)
         self.mu = mu

@@ -29,12 +29,13 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
-from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, gossip, local_sgd,
-                           metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
-from fedlab.models import Model, Params
-from fedlab.algorithms._common import (Participation, check_participation, check_solver, client_weights,
-                                       sample_participants)
+from fedlab._validation import (check_array, check_bool, check_choice, check_int, check_real, check_simplex,
+                                check_type)
+from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, check_model_data, gossip,
+                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
+from fedlab.models import Model, Params, check_model, check_param_dict, check_params
+from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
+                                       check_solver, check_weights, client_weights, sample_participants)
 
 __all__ = [
     "e_step",
@@ -64,6 +65,8 @@ _LOG_FLOOR = 1e-12
 
 def _as_float64(name: str, value) -> Tensor:
     if isinstance(value, Tensor):
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{name} must contain only finite values.")
         return value.detach().to(torch.float64)
     return torch.as_tensor(check_array(name, value), dtype=torch.float64)
 
@@ -73,7 +76,12 @@ def _like(result: Tensor, reference):
 
 
 def _check_mask(mask, shape: tuple) -> Tensor:
-    mask_t = torch.as_tensor(np.asarray(mask) if not isinstance(mask, Tensor) else mask).to(torch.bool)
+    arr = mask if isinstance(mask, Tensor) else np.asarray(mask)
+    integer = (arr.dtype == torch.bool or not arr.is_floating_point()) if isinstance(arr, Tensor) else \
+        arr.dtype.kind in "biu"
+    if not integer:
+        raise TypeError(f"mask must be a boolean array of valid samples, got dtype {arr.dtype}.")
+    mask_t = torch.as_tensor(arr).to(torch.bool)
     if tuple(mask_t.shape) != tuple(shape):
         raise ValueError(f"mask must have shape {tuple(shape)}, got {tuple(mask_t.shape)}.")
     return mask_t
@@ -125,6 +133,7 @@ def update_pi(q, mask=None):
     qt = _as_float64("q", q)
     if qt.dim() < 2:
         raise ValueError(f"q must have shape (..., M, n), got {tuple(qt.shape)}.")
+    _check_probabilities("q", qt)
     m = torch.ones(qt.shape[:-2] + qt.shape[-1:], dtype=torch.bool) if mask is None else \
         _check_mask(mask, qt.shape[:-2] + qt.shape[-1:])
     count = m.sum(-1)
@@ -154,7 +163,15 @@ def mixture_proba(pi, probs):
     if pr.dim() < 3 or pt.shape != pr.shape[:-2]:
         raise ValueError(f"pi must have shape (..., M) and probs (..., M, n, C); got {tuple(pt.shape)} and "
                          f"{tuple(pr.shape)}.")
+    check_simplex("pi", pt.numpy())
+    _check_probabilities("probs", pr)
     return _like((pt.unsqueeze(-1).unsqueeze(-1) * pr).sum(-3), probs)
+
+
+def _check_probabilities(name: str, values: Tensor) -> None:
+    if values.numel() and (float(values.min()) < 0 or float(values.max()) > 1 + 1e-9):
+        raise ValueError(f"{name} must hold probabilities in [0, 1], got values in [{float(values.min()):.4g}, "
+                         f"{float(values.max()):.4g}].")
 
 
 def mixture_log_likelihood(log_pi: Tensor, losses: Tensor, mask: Tensor) -> Tensor:
@@ -168,7 +185,12 @@ def mixture_log_likelihood(log_pi: Tensor, losses: Tensor, mask: Tensor) -> Tens
     -------
     Tensor (K,) float64
     """
-    ll = torch.logsumexp(log_pi.to(torch.float64).unsqueeze(-1) - losses.to(torch.float64), dim=-2)
+    lp, ls = _as_float64("log_pi", log_pi), _as_float64("losses", losses)
+    if lp.dim() != 2 or ls.dim() != 3 or tuple(ls.shape[:2]) != tuple(lp.shape):
+        raise ValueError(f"log_pi must have shape (K, M) and losses (K, M, n); got {tuple(lp.shape)} and "
+                         f"{tuple(ls.shape)}.")
+    mask = _check_mask(mask, (ls.shape[0], ls.shape[2]))
+    ll = torch.logsumexp(lp.unsqueeze(-1) - ls, dim=-2)
     ll = torch.where(mask, ll, torch.zeros((), dtype=ll.dtype))
     return ll.sum(-1) / mask.sum(-1).clamp_min(1)
 
@@ -188,6 +210,7 @@ def init_components(model: Model, n_components: int, seed: int) -> Params:
     FedAvg uses with the same seed (FedEM with M = 1 is FedAvg). Distinct components break the
     symmetry of EM (identical components keep identical responsibilities forever).
     """
+    check_model(model)
     n_components = check_int("n_components", n_components, low=1)
     gen = torch_generator(seed, Stream.INIT)
     draws = [model.init(gen) for _ in range(n_components)]
@@ -213,6 +236,20 @@ def _component_outputs(model: Model, components: list[Params], data: ClientData)
     return torch.stack([model_outputs(model, comp, data) for comp in components], dim=1)
 
 
+def _check_components(model: Model, components, data: ClientData) -> list[Params]:
+    """Components as M dicts of stacked ``(K, ...)`` parameters: shared ones ``(M, ...)`` are expanded."""
+    check_model_data(model, data)
+    if isinstance(components, dict):
+        check_params(model, components, name="components")
+        return _shared_components(components, data.n_clients)
+    check_type("components", components, list)
+    if not components:
+        raise ValueError("components must hold at least one component.")
+    for m, comp in enumerate(components):
+        check_params(model, comp, rows=data.n_clients, name=f"components[{m}]")
+    return components
+
+
 @torch.no_grad()
 def component_losses(model: Model, components: list[Params] | Params, data: ClientData) -> Tensor:
     r"""Per-sample losses :math:`\ell(h_{\theta_m}(x_i), y_i)` of every component on every client, ``(K, M, n_max)`` float64.
@@ -228,7 +265,7 @@ def component_losses(model: Model, components: list[Params] | Params, data: Clie
     -------
     Tensor (K, M, n_max); padded entries are meaningless (mask them with ``data.mask``).
     """
-    comps = _shared_components(components, data.n_clients) if isinstance(components, dict) else components
+    comps = _check_components(model, components, data)
     out = _component_outputs(model, comps, data)
     y = data.y.unsqueeze(1).expand(-1, len(comps), -1)
     return model.per_sample_loss(out, y).to(torch.float64)
@@ -251,10 +288,11 @@ def mixture_metrics(model: Model, components: list[Params] | Params, pi, data: C
     prefix : str
         Prepended to the metric names (``"train_"``, ``"test_"``).
     """
-    comps = _shared_components(components, data.n_clients) if isinstance(components, dict) else components
+    comps = _check_components(model, components, data)
     pi_t = _as_float64("pi", pi)
     if tuple(pi_t.shape) != (data.n_clients, len(comps)):
         raise ValueError(f"pi must have shape ({data.n_clients}, {len(comps)}), got {tuple(pi_t.shape)}.")
+    check_simplex("pi", pi_t.numpy())
     out = _component_outputs(model, comps, data).to(torch.float64)
     if model.is_classifier:
         proba = (pi_t.view(*pi_t.shape, 1, 1) * torch.softmax(out, dim=-1)).sum(1)
@@ -304,8 +342,9 @@ def fit_mixture_weights(model: Model, components: Params, data: ClientData, *, n
     """
     n_iter = check_int("n_iter", n_iter, low=1)
     tol = check_real("tol", tol, low=0)
-    _check_has_data(data, "fit_mixture_weights")
+    check_type("components", components, dict)
     losses = component_losses(model, components, data)
+    _check_has_data(data, "fit_mixture_weights")
     n_comp = losses.shape[1]
     pi = torch.full((data.n_clients, n_comp), 1.0 / n_comp, dtype=torch.float64) if pi_init is None else \
         torch.as_tensor(check_simplex("pi_init", pi_init, shape=(data.n_clients, n_comp)), dtype=torch.float64)
@@ -382,20 +421,17 @@ class FedEM:
 
     def __init__(self, model: Model, solver: LocalSGD, *, n_components: int = 3, participation: Participation = 1.0,
                  weights="size", aggregation: str = "participants", pi_init="uniform", backend: str = "auto") -> None:
-        check_solver(solver)
-        if not isinstance(model, Model):
-            raise TypeError(f"model must be a fedlab Model, got {type(model).__name__}.")
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
         self.n_components = check_int("n_components", n_components, low=1)
         self.participation = check_participation(participation)
-        self.weights = weights
+        self.weights = check_weights(weights)
         self.aggregation = check_choice("aggregation", aggregation, ("participants", "stale"))
-        if isinstance(pi_init, str):
-            check_choice("pi_init", pi_init, PI_INITS)
-        self.pi_init = pi_init
-        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+        self.pi_init = check_choice("pi_init", pi_init, PI_INITS) if isinstance(pi_init, str) else \
+            check_simplex("pi_init", pi_init, ndim=2, size=self.n_components)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> MixtureState:
+        check_data(self.model, data)
         _check_has_data(data.train, type(self).__name__)
         client_weights(self.weights, data.train)
         return MixtureState(init_components(self.model, self.n_components, seed),
@@ -502,9 +538,8 @@ class DFedEM(FedEM):
     def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, n_components: int = 3,
                  weight_by_size: bool = False, pi_init="uniform", backend: str = "auto") -> None:
         super().__init__(model, solver, n_components=n_components, pi_init=pi_init, backend=backend)
-        self.mixing_matrix = mixing_matrix if callable(mixing_matrix) else \
-            check_array("mixing_matrix", mixing_matrix, ndim=2)
-        self.weight_by_size = bool(weight_by_size)
+        self.mixing_matrix = check_mixing(mixing_matrix)
+        self.weight_by_size = check_bool("weight_by_size", weight_by_size)
 
     def _matrix(self, round_: int, n: int, seed: int) -> np.ndarray:
         w = self.mixing_matrix
@@ -513,6 +548,7 @@ class DFedEM(FedEM):
         return check_mixing_matrix(w, n)
 
     def init(self, data: FederatedDataset, seed: int) -> DecentralizedMixtureState:
+        check_data(self.model, data)
         _check_has_data(data.train, type(self).__name__)
         if not callable(self.mixing_matrix):
             check_mixing_matrix(self.mixing_matrix, data.n_clients)
@@ -558,6 +594,10 @@ class DFedEM(FedEM):
 
 def consensus_distance(params: Params, n_clients: int) -> float:
     r"""Disagreement :math:`\sum_t \|\Theta_t - \bar\Theta\|_F^2` of per-client stacked parameters (thesis eq. (3.18))."""
+    n_rows = check_param_dict("params", params)
+    n_clients = check_int("n_clients", n_clients, low=1)
+    if n_rows % n_clients:
+        raise ValueError(f"params have {n_rows} rows, not a multiple of n_clients={n_clients}.")
     total = 0.0
     for v in params.values():
         rows = v.reshape(n_clients, -1).to(torch.float64)

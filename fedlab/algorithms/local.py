@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from fedlab._rng import Stream
+from fedlab._validation import check_choice
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
-from fedlab.models import Model
-from fedlab.algorithms._common import (ClientsState, ServerState, evaluate_global, initial_params)
+from fedlab.models import Model, check_model
+from fedlab.algorithms._common import (BACKENDS, ClientsState, ServerState, check_data, check_solver, evaluate_global,
+                                       initial_params)
 
 __all__ = ["Local", "Centralized"]
 
@@ -15,9 +17,11 @@ class Local:
     """Every client trains its own model on its own data; no communication (a personalised baseline)."""
 
     def __init__(self, model: Model, solver: LocalSGD, *, backend: str = "auto") -> None:
-        self.model, self.solver, self.backend = model, solver, backend
+        self.model, self.solver = check_model(model), check_solver(solver)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> ClientsState:
+        check_data(self.model, data)
         return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))
 
     def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
@@ -33,9 +37,10 @@ class Centralized:
     """SGD on the union of all clients' data: E steps per "round", one model evaluated on every client."""
 
     def __init__(self, model: Model, solver: LocalSGD) -> None:
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
 
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
+        check_data(self.model, data)
         return ServerState(initial_params(self.model, seed))
 
     def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fedlab._rng import Stream
-from fedlab._validation import check_choice, check_int, check_real
-from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, evaluate,
-                           local_sgd, weighted_average)
-from fedlab.models import Model, Params
-from fedlab.algorithms._common import (Participation, check_participation, check_solver, client_weights,
-                                       evaluate_global, initial_params, sample_participants)
+from fedlab._rng import Stream, check_key
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
+from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, check_model_data,
+                           evaluate, local_sgd, weighted_average)
+from fedlab.models import Model, Params, check_model, check_params
+from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_participation, check_solver,
+                                       check_weights, client_weights, evaluate_global, initial_params,
+                                       sample_participants)
 from fedlab.algorithms.fedavg import FedAvg
 
 __all__ = [
@@ -62,17 +63,23 @@ def protocol_scores(metrics: dict, n_test) -> dict[str, float]:
     n_test : array-like (K,)
         Local test sizes.
     """
-    if "test_accuracy" not in metrics:
+    if "test_accuracy" not in check_type("metrics", metrics, dict):
         raise ValueError(f"metrics must contain 'test_accuracy', got keys {sorted(metrics)}.")
-    acc = np.asarray(metrics["test_accuracy"], dtype=float)
-    w = np.asarray(n_test, dtype=float)
-    if w.shape != acc.shape:
-        raise ValueError(f"n_test must have shape {acc.shape}, got {w.shape}.")
+    acc = check_array("metrics['test_accuracy']", metrics["test_accuracy"], ndim=1, finite=False)
+    if np.any((acc < 0) | (acc > 1)):  # NaN marks a client without test samples
+        raise ValueError("metrics['test_accuracy'] must hold accuracies in [0, 1] (or NaN for a client without test "
+                         "samples).")
+    w = check_array("n_test", n_test, shape=acc.shape, nonnegative=True)
     return {name: REDUCTIONS[red](np.asarray(metrics[metric], dtype=float), w) for name, (metric, red) in PROTOCOL.items()}
 
 
 def history_scores(history: History, index: int = -1) -> dict[str, float]:
     """:data:`PROTOCOL` scores of a run at evaluation ``index`` (default: the last one)."""
+    check_type("history", history, History)
+    if "test_accuracy" not in history.clients:
+        raise ValueError(f"history must hold test_accuracy, got {sorted(history.clients)}.")
+    n = len(history.rounds)
+    index = check_int("index", index, low=-n, high=n - 1)
     out = {}
     for name, (metric, red) in PROTOCOL.items():
         _, curve = history.curve(metric, red)
@@ -115,7 +122,11 @@ def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *
     dict of Tensor (len(clients), ...)
     """
     epochs = check_real("epochs", epochs, low=0, low_open=True)
-    clients = np.arange(data.n_clients) if clients is None else np.asarray(clients, dtype=np.int64)
+    check_model_data(model, data)
+    check_solver(solver)
+    check_params(model, params, stacked=False)
+    key = check_key(key)
+    clients = np.arange(data.n_clients) if clients is None else _check_clients(clients, data.n_clients)
     steps = np.ceil(epochs * data.n[clients].numpy() / solver.batch_size).astype(int)
     current = {k: v.unsqueeze(0).repeat(len(clients), *([1] * v.dim())) for k, v in params.items()}
     start = {k: v.clone() for k, v in current.items()}
@@ -128,6 +139,15 @@ def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *
         for k in current:
             current[k][active] = new[k]
     return current
+
+
+def _check_clients(clients, n_clients: int) -> np.ndarray:
+    arr = np.asarray(clients)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1 or arr.size == 0:
+        raise TypeError(f"clients must be a non-empty 1-D array of client indices, got {clients!r}.")
+    if arr.min() < 0 or arr.max() >= n_clients:
+        raise ValueError(f"clients must hold indices in [0, {n_clients}), got values in [{arr.min()}, {arr.max()}].")
+    return arr.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -158,7 +178,8 @@ class FedAvgPlus(FedAvg):
                  **kwargs) -> None:
         super().__init__(model, solver, **kwargs)
         self.finetune_epochs = check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
-        self.finetune_solver = solver if finetune_lr is None else _one_step(solver, finetune_lr)
+        self.finetune_solver = solver if finetune_lr is None else \
+            _one_step(solver, check_real("finetune_lr", finetune_lr, low=0, low_open=True))
 
     def init(self, data: FederatedDataset, seed: int) -> FineTuneState:
         state = super().init(data, seed)
@@ -242,16 +263,17 @@ class ClusteredFL:
     def __init__(self, model: Model, solver: LocalSGD, *, tol_1: float = 0.4, tol_2: float = 1.6, warmup: int = 0,
                  max_clusters: int = 16, participation: Participation = 1.0, weights="size",
                  backend: str = "auto") -> None:
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
         self.tol_1 = check_real("tol_1", tol_1, low=0)
         self.tol_2 = check_real("tol_2", tol_2, low=0)
         self.warmup = check_int("warmup", warmup, low=0)
         self.max_clusters = check_int("max_clusters", max_clusters, low=1)
         self.participation = check_participation(participation)
-        self.weights = weights
-        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+        self.weights = check_weights(weights)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> ClusterState:
+        check_data(self.model, data)
         client_weights(self.weights, data.train)
         params = {k: v.unsqueeze(0) for k, v in initial_params(self.model, seed).items()}
         return ClusterState(params, tuple([0] * data.n_clients))
@@ -338,13 +360,13 @@ class _GlobalPersonal:
 
     def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0, weights="size",
                  backend: str = "auto") -> None:
-        check_solver(solver)
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
         self.participation = check_participation(participation)
-        self.weights = weights
-        self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
+        self.weights = check_weights(weights)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> PersonalState:
+        check_data(self.model, data)
         client_weights(self.weights, data.train)
         params = initial_params(self.model, seed)
         return PersonalState(params, {k: v.clone() for k, v in broadcast(params, data.n_clients).items()})
@@ -456,7 +478,8 @@ class PFedMe(_GlobalPersonal):
                              f"{solver.lr} * {self.lam}.")
         self.inner_steps = check_int("inner_steps", inner_steps, low=1)
         self.beta = check_real("beta", beta, low=0, high=2, low_open=True)
-        self.inner = LocalSGD(lr=solver.lr if personal_lr is None else personal_lr, local_steps=self.inner_steps,
+        personal_lr = solver.lr if personal_lr is None else check_real("personal_lr", personal_lr, low=0, low_open=True)
+        self.inner = LocalSGD(lr=personal_lr, local_steps=self.inner_steps,
                               batch_size=solver.batch_size, weight_decay=solver.weight_decay, prox_mu=self.lam)
 
     def round(self, state: PersonalState, data: FederatedDataset, seed: int) -> tuple[PersonalState, dict]:
@@ -551,8 +574,8 @@ class Ditto(_GlobalPersonal):
         super().__init__(model, solver, **kwargs)
         self.lam = check_real("lam", lam, low=0, low_open=True)
         steps = solver.local_steps if personal_steps is None else check_int("personal_steps", personal_steps, low=1)
-        self.personal_solver = LocalSGD(**{**solver.__dict__, "local_steps": steps, "prox_mu": self.lam,
-                                           "lr": solver.lr if personal_lr is None else personal_lr})
+        lr = solver.lr if personal_lr is None else check_real("personal_lr", personal_lr, low=0, low_open=True)
+        self.personal_solver = LocalSGD(**{**solver.__dict__, "local_steps": steps, "prox_mu": self.lam, "lr": lr})
 
     def round(self, state: PersonalState, data: FederatedDataset, seed: int) -> tuple[PersonalState, dict]:
         chosen = sample_participants(self.participation, data.n_clients, seed, state.round)
@@ -590,6 +613,25 @@ class _Frozen(Model):
     def signature(self) -> tuple:
         return ("_Frozen", self._base.signature(), tuple(sorted(self._fixed)))
 
+    def param_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {k: v for k, v in self._base.param_shapes().items() if k not in self._fixed}
+
+    def n_inputs(self) -> int | None:
+        return self._base.n_inputs()
+
+    def n_outputs(self) -> int | None:
+        return self._base.n_outputs()
+
+
+def _check_head_keys(head_keys, model: Model) -> tuple[str, ...]:
+    """Names of the head's parameters: a non-empty tuple or list of parameters of ``model``."""
+    if isinstance(head_keys, str) or not isinstance(head_keys, (tuple, list)) or not head_keys:
+        raise TypeError(f"head_keys must be a non-empty tuple of parameter names, got {head_keys!r}.")
+    missing = [h for h in head_keys if h not in model.param_shapes()]
+    if missing:
+        raise ValueError(f"head_keys {missing} are not parameters of the model (it has {list(model.param_shapes())}).")
+    return tuple(head_keys)
+
 
 class FedRep(_GlobalPersonal):
     r"""FedRep (Collins et al. 2021): a shared representation (body) and a local head per client.
@@ -604,20 +646,18 @@ class FedRep(_GlobalPersonal):
     def __init__(self, model: Model, solver: LocalSGD, *, head_keys: tuple | None = None, head_steps: int | None = None,
                  head_lr: float | None = None, participation: Participation = 1.0, weights="size") -> None:
         super().__init__(model, solver, participation=participation, weights=weights, backend="batched")
-        self.head_keys = None if head_keys is None else tuple(head_keys)
+        self.head_keys = None if head_keys is None else _check_head_keys(head_keys, model)
         steps = solver.local_steps if head_steps is None else check_int("head_steps", head_steps, low=1)
-        self.head_solver = LocalSGD(**{**solver.__dict__, "local_steps": steps,
-                                       "lr": solver.lr if head_lr is None else head_lr})
+        lr = solver.lr if head_lr is None else check_real("head_lr", head_lr, low=0, low_open=True)
+        self.head_solver = LocalSGD(**{**solver.__dict__, "local_steps": steps, "lr": lr})
 
     def _keys(self, params: Params) -> tuple[list, list]:
         names = list(params)
         head = list(self.head_keys) if self.head_keys is not None else names[-2:]
-        missing = [h for h in head if h not in names]
-        if missing:
-            raise ValueError(f"head_keys {missing} are not parameters of the model (it has {names}).")
         return [n for n in names if n not in head], head
 
     def init(self, data: FederatedDataset, seed: int) -> PersonalState:
+        check_data(self.model, data)
         client_weights(self.weights, data.train)
         params = initial_params(self.model, seed)
         body, head = self._keys(params)

@@ -9,7 +9,8 @@ chapter, so it lists them all.
 Examples
 --------
 >>> from fedlab.algorithms import METHODS
->>> from fedlab.engine import LocalSGD
+>>> from fedlab._validation import check_type
+from fedlab.engine import LocalSGD
 >>> from fedlab.models import LinearModel
 >>> METHODS["fedprox"].label
 'FedProx'
@@ -22,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from fedlab._validation import check_type
 from fedlab.engine import LocalSGD
 
 __all__ = ["Method", "MethodRegistry", "METHODS"]
@@ -39,6 +41,18 @@ class Method:
     solver_options: Mapping[str, Any] = field(default_factory=dict)
     chapter: str = "core"
     label: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("name", "chapter"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}.")
+        check_type("label", self.label, str)
+        check_type("cls", self.cls, type)
+        check_type("options", self.options, Mapping)
+        check_type("solver_options", self.solver_options, Mapping)
+        bad = set(self.solver_options) - _SOLVER_FIELDS
+        if bad:
+            raise ValueError(f"solver_options must be LocalSGD fields {sorted(_SOLVER_FIELDS)}, got {sorted(bad)}.")
 
     def __call__(self, model, solver: LocalSGD, **overrides: Any):
         """The algorithm with the preset's options updated by ``overrides`` (solver fields go to the solver)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlab._validation import check_array, check_int, check_simplex, check_real
+from fedlab.markov import check_transition_matrix
 
 __all__ = [
     "biased_importance",
@@ -66,6 +67,8 @@ __all__ = [
 
 def _check_pi(pi, size: int | None = None, *, positive: bool = True) -> np.ndarray:
     pi = check_array("pi", pi, ndim=1, shape=None if size is None else (size,))
+    if pi.size == 0:
+        raise ValueError("pi must hold at least one client.")
     if np.any(pi < 0) or np.any(pi > 1):
         raise ValueError(f"pi must lie in [0, 1] (probabilities), got values in [{pi.min():.4g}, {pi.max():.4g}].")
     if positive and np.any(pi == 0):
@@ -73,10 +76,10 @@ def _check_pi(pi, size: int | None = None, *, positive: bool = True) -> np.ndarr
     return pi
 
 
-def _check_q(q, n: int) -> np.ndarray:
-    q = check_array("q", q, nonnegative=True)
+def _check_q(q, n: int, name: str = "q") -> np.ndarray:
+    q = check_array(name, q, nonnegative=True)
     if q.ndim == 0 or q.shape[-1] != n:
-        raise ValueError(f"q must have shape (..., {n}), got {q.shape}.")
+        raise ValueError(f"{name} must have shape (..., {n}), got {q.shape}.")
     return q
 
 
@@ -128,7 +131,7 @@ def chi2_divergence(alpha, p) -> np.ndarray:
     p : array (..., N), probability vectors
     """
     alpha = check_simplex("alpha", alpha, ndim=1)
-    p = _check_q(p, len(alpha))
+    p = check_simplex("p", p, size=len(alpha))
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, (alpha - p) ** 2 / np.where(p > 0, p, 1.0), np.where(alpha > 0, np.inf, 0.0))
     return terms.sum(-1)
@@ -137,7 +140,7 @@ def chi2_divergence(alpha, p) -> np.ndarray:
 def tv_distance(alpha, p) -> np.ndarray:
     r"""Total-variation distance :math:`d_{TV}(\alpha,\mathbf p)=\frac12\sum_k|\alpha_k-p_k|` (Thm 2.2.4)."""
     alpha = check_simplex("alpha", alpha, ndim=1)
-    p = _check_q(p, len(alpha))
+    p = check_simplex("p", p, size=len(alpha))
     return 0.5 * np.abs(alpha - p).sum(-1)
 
 
@@ -185,7 +188,14 @@ def bias_bound_tv(alpha, pi, q, *, kappa2: float, gamma_prime: float) -> np.ndar
 def total_error_bound(eps_opt_value, eps_bias_value, *, kappa2: float) -> np.ndarray:
     r"""Error decomposition :math:`\epsilon\le2\kappa^2(\epsilon_{opt}+\epsilon_{bias})`, eq. (2.23)."""
     kappa2 = check_real("kappa2", kappa2, low=0)
-    return 2 * kappa2 * (np.asarray(eps_opt_value, float) + np.asarray(eps_bias_value, float))
+    opt = check_array("eps_opt_value", eps_opt_value, nonnegative=True)
+    bias = check_array("eps_bias_value", eps_bias_value, finite=False, nonnegative=True)
+    if np.any(np.isnan(bias)):
+        raise ValueError("eps_bias_value must not contain NaN (inf is allowed: an unbounded chi^2).")
+    if opt.shape != bias.shape and opt.ndim and bias.ndim:
+        raise ValueError(f"eps_opt_value and eps_bias_value must have the same shape, got {opt.shape} and "
+                         f"{bias.shape}.")
+    return 2 * kappa2 * (opt + bias)
 
 
 def heterogeneity(f_at, f_star) -> float:
@@ -225,9 +235,9 @@ def ergodicity_constants(P) -> tuple[float, int]:
     C_P : float
     T_P : int
     """
-    P = check_array("P", P, ndim=2)
-    if P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be square, got shape {P.shape}.")
+    P = check_transition_matrix(P)
+    if P.ndim != 2:
+        raise ValueError(f"P must be one (M, M) transition matrix, got shape {P.shape}.")
     vals, U = np.linalg.eig(P)
     if np.linalg.cond(U) > 1e10:
         raise ValueError("P is not (numerically) diagonalisable; Lemma D.17 needs its Jordan form.")
@@ -249,7 +259,9 @@ def correlation_horizon(t, *, c_p: float, h: float, mixing: float, t_p: int = 0)
         :math:`\lambda(\mathbf P)`.
     t_p : int >= 0
     """
-    t = np.asarray(t)
+    t = check_array("t", t)
+    if t.size == 0 or np.any(t < 1) or np.any(t != np.round(t)):
+        raise ValueError(f"t must hold integers >= 1 (rounds), got {np.ravel(t)[:5].tolist()}.")
     c_p = check_real("c_p", c_p, low=0, low_open=True)
     h = check_real("h", h, low=0, low_open=True)
     mixing = check_real("mixing", mixing, low=0, high=1, low_open=True, high_open=True)
@@ -382,7 +394,7 @@ def eps_opt(q, pi, sigma2, *, mixing: float, T: int | None = None, **constants) 
     """
     pi = _check_pi(pi, positive=False)
     q = _check_q(q, len(pi))
-    sigma2 = np.broadcast_to(check_array("sigma2", sigma2, nonnegative=True), pi.shape)
+    sigma2 = _per_client("sigma2", sigma2, pi.shape)
     Qs = q.sum(-1)
     out = np.empty(Qs.shape)
     for idx in np.ndindex(Qs.shape):
@@ -399,10 +411,22 @@ def eps_opt_quadratic(q, pi, A, B: float, C: float = 0.0) -> np.ndarray:
     :math:`A=\Sigma_{kk}`, :math:`B=v`, :math:`C=\psi+\phi/\ln(1/\lambda)`."""
     pi = _check_pi(pi, positive=False)
     q = _check_q(q, len(pi))
-    A = np.broadcast_to(check_array("A", A, nonnegative=True), pi.shape)
+    A = _per_client("A", A, pi.shape)
+    B, C = check_real("B", B, low=0), check_real("C", C)
     denom = q @ pi
     with np.errstate(divide="ignore"):
         return np.where(denom > 0, (0.5 * (q ** 2) @ A + B) / np.where(denom > 0, denom, 1.0) + C, np.inf)
+
+
+def _per_client(name: str, value, shape: tuple, *, positive: bool = False) -> np.ndarray:
+    """A per-client constant (the diagonal ``A`` of Sigma, the variances ``sigma2``): a scalar or an array of
+    ``shape``, non-negative (positive with ``positive``), broadcast to ``shape``."""
+    arr = check_array(name, value, nonnegative=True)
+    if arr.ndim and arr.shape != shape:
+        raise ValueError(f"{name} must be a scalar or have shape {shape}, got {arr.shape}.")
+    if positive and np.any(arr <= 0):
+        raise ValueError(f"{name} must be positive.")
+    return np.broadcast_to(arr, shape).astype(float)
 
 
 def opt_quadratic_terms(pi, sigma2, *, Q: float, mixing: float, **constants) -> tuple[np.ndarray, float, float]:
@@ -410,7 +434,7 @@ def opt_quadratic_terms(pi, sigma2, *, Q: float, mixing: float, **constants) -> 
     :math:`\{\|\mathbf q\|_1=Q\}`: :math:`A_{kk}=2(E+1)\pi_k\sigma_k^2\sum_t\eta_t^2`, :math:`B=v`,
     :math:`C=\psi+\phi/\ln(1/\lambda)` (spec §2.6)."""
     pi = _check_pi(pi)
-    sigma2 = np.broadcast_to(check_array("sigma2", sigma2, nonnegative=True), pi.shape)
+    sigma2 = _per_client("sigma2", sigma2, pi.shape)
     c = bound_constants(Q=Q, mixing=mixing, **constants)
     return c.sigma_scale * sigma2 * pi, c.v, c.psi + c.correlation_term
 
@@ -435,9 +459,7 @@ class EpsOptMinimizer:
 
 def _check_min_inputs(pi, A, B, Q) -> tuple[np.ndarray, np.ndarray, float, float]:
     pi = _check_pi(pi)
-    A = np.broadcast_to(check_array("A", A), pi.shape).astype(float)
-    if np.any(A <= 0):
-        raise ValueError("A (the diagonal of Sigma) must be positive.")
+    A = _per_client("A", A, pi.shape, positive=True)
     B = check_real("B", B, low=0)
     Q = check_real("Q", Q, low=0, low_open=True)
     return pi, A, B, Q
@@ -667,7 +689,8 @@ def subset_bounds(alpha, pi, lam, *, sigma2=1.0, gamma_prime: float = 1.0, T: in
     if np.any(np.abs(lam) >= 1):
         raise ValueError("lam must lie in (-1, 1) (irreducible, aperiodic chains).")
     gamma_prime = check_real("gamma_prime", gamma_prime, low=0)
-    sigma2 = np.broadcast_to(check_array("sigma2", sigma2, nonnegative=True), pi.shape)
+    T, Q = check_int("T", T, low=1), check_real("Q", Q, low=0, low_open=True)
+    sigma2 = _per_client("sigma2", sigma2, pi.shape)
     masks = np.array(list(itertools.product([False, True], repeat=n))[1:])[:, ::-1]
     mix_k = (np.abs(lam) + 1) / 2
     cpk = np.maximum(pi, 1 - pi)

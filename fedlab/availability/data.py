@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
 from fedlab.markov import check_transition_matrix, sample_chains, stationary_distribution
 
 __all__ = [
@@ -79,10 +79,9 @@ def lambda_bounds(pi) -> tuple[np.ndarray, np.ndarray]:
 def _check_chain(pi, lam) -> tuple[np.ndarray, np.ndarray]:
     pi = _check_pi(pi)
     lam = check_array("lam", lam)
-    try:
-        pi, lam = np.broadcast_arrays(pi, lam)
-    except ValueError as err:
-        raise ValueError(f"pi and lam must have broadcastable shapes, got {pi.shape} and {lam.shape}.") from err
+    if pi.ndim and lam.ndim and pi.shape != lam.shape:
+        raise ValueError(f"pi and lam must have the same shape (or one be a scalar), got {pi.shape} and {lam.shape}.")
+    pi, lam = np.broadcast_arrays(pi, lam)
     low, _ = lambda_bounds(pi)
     bad = (lam < low - 1e-12) | (lam > 1)
     if np.any(bad):
@@ -156,7 +155,9 @@ def product_chain(matrices) -> np.ndarray:
     -------
     array (M, M) with :math:`M=\prod_k m_k`; state index in row-major (first client most significant) order.
     """
-    mats = [check_transition_matrix(m) for m in matrices]
+    if isinstance(matrices, (str, bytes)) or not isinstance(matrices, (list, tuple, np.ndarray)):
+        raise TypeError(f"matrices must be a sequence of transition matrices, got {type(matrices).__name__}.")
+    mats = [check_transition_matrix(m, name=f"matrices[{i}]") for i, m in enumerate(matrices)]
     if not mats:
         raise ValueError("matrices must hold at least one transition matrix.")
     size = int(np.prod([m.shape[0] for m in mats]))
@@ -223,9 +224,17 @@ def simulate_availability(pi, lam, rounds: int, *, rng=None, clusters=None, init
     if initial is None:
         first = dict(law=np.stack([pi, 1 - pi], -1))
     else:
-        first = dict(start=np.where(check_array("initial", initial, shape=(len(pi),), dtype=bool), 0, 1))
+        first = dict(start=np.where(_check_mask("initial", initial, (len(pi),)), 0, 1))
     states = sample_chains(P, rounds, uniforms=u[:rounds].T, **first)
     return (states == 0).T[:, clusters]
+
+
+def _check_mask(name: str, value, shape: tuple) -> np.ndarray:
+    """A boolean array of the given shape (True/False flags, not numbers)."""
+    arr = np.asarray(value)
+    if arr.dtype != bool or arr.shape != shape:
+        raise TypeError(f"{name} must be a bool array of shape {shape}, got {arr.dtype} {arr.shape}.")
+    return arr
 
 
 def _check_clusters(clusters, n_chains: int) -> np.ndarray:
@@ -266,8 +275,12 @@ class MarkovAvailability:
             raise ValueError(f"pi and lam must be 1-D, got shape {pi.shape}.")
         clusters = _check_clusters(self.clusters, len(pi))
         group = np.zeros(len(clusters), dtype=int) if self.group is None else np.asarray(self.group)
-        if group.shape != clusters.shape:
-            raise ValueError(f"group must have one label per client ({len(clusters)}), got shape {group.shape}.")
+        if group.shape != clusters.shape or group.dtype.kind not in "iu" or group.min() < 0:
+            raise ValueError(f"group must hold one label >= 0 per client ({len(clusters)}), got {group.dtype} "
+                             f"{group.shape}.")
+        names = check_type("group_names", self.group_names, (tuple, list))
+        if names and (len(names) != group.max() + 1 or not all(isinstance(x, str) for x in names)):
+            raise ValueError(f"group_names must name the {group.max() + 1} groups, got {names!r}.")
         object.__setattr__(self, "pi", pi)
         object.__setattr__(self, "lam", lam)
         object.__setattr__(self, "clusters", clusters)
@@ -358,6 +371,7 @@ def make_population(n_clients: int, *, g: float = 0.4, nu: float = 0.9, eps: flo
     g = check_real("g", g, low=0, high=0.5, low_open=True, high_open=True)
     nu = check_real("nu", nu, low=0, high=1, high_open=True)
     eps = check_real("eps", eps, low=0)
+    shuffle = check_bool("shuffle", shuffle)
     spec = LAYOUTS[check_choice("layout", layout, LAYOUTS)]
     rng = as_numpy_rng(rng)
     counts = _largest_remainder(n, [s[1] for s in spec])
@@ -422,15 +436,23 @@ class AvailabilityEstimator:
     prior: tuple = (1.0, 1.0)
     row_prior: tuple = ((1.0, 1.0), (1.0, 1.0))
 
+    def __post_init__(self) -> None:
+        check_int("t", self.t, low=0)
+        active = check_array("active", self.active, ndim=1, nonnegative=True)
+        n = len(active)
+        counts = check_array("transitions", self.transitions, shape=(n, 2, 2), nonnegative=True)
+        if np.any(active != np.round(active)) or np.any(counts != np.round(counts)):
+            raise ValueError("active and transitions must hold counts (whole numbers).")
+        if self.last is not None:
+            _check_mask("last", self.last, (n,))
+        check_priors(self.prior, self.row_prior)
+
     @classmethod
     def empty(cls, n_clients: int, *, prior=(1.0, 1.0), row_prior=((1.0, 1.0), (1.0, 1.0))) -> "AvailabilityEstimator":
         """An estimator that has observed nothing (estimates equal the prior means)."""
         n = check_int("n_clients", n_clients, low=1)
-        prior = tuple(float(v) for v in check_array("prior", prior, shape=(2,), nonnegative=True))
-        rp = check_array("row_prior", row_prior, shape=(2, 2), nonnegative=True)
-        if min(prior[0] + prior[1], rp[0].sum(), rp[1].sum()) <= 0:
-            raise ValueError("prior and row_prior pseudo-counts must have positive sums.")
-        return cls(0, np.zeros(n), np.zeros((n, 2, 2)), None, prior, tuple(map(tuple, rp.tolist())))
+        prior, row_prior = check_priors(prior, row_prior)
+        return cls(0, np.zeros(n), np.zeros((n, 2, 2)), None, prior, row_prior)
 
     @property
     def n_clients(self) -> int:
@@ -487,11 +509,28 @@ class AvailabilityEstimator:
         return P[:, 0, 0] + P[:, 1, 1] - 1
 
 
+def check_priors(prior, row_prior=((1.0, 1.0), (1.0, 1.0))) -> tuple[tuple, tuple]:
+    r"""Beta pseudo-counts: ``prior`` (n, m) of :math:`\pi` and ``row_prior`` ((a0, b0), (a1, b1)) of the transition
+    rows, non-negative with positive sums; returned as tuples of floats."""
+    prior = tuple(float(v) for v in check_array("prior", prior, shape=(2,), nonnegative=True))
+    rp = check_array("row_prior", row_prior, shape=(2, 2), nonnegative=True)
+    if prior[0] + prior[1] <= 0 or min(rp[0].sum(), rp[1].sum()) <= 0:
+        raise ValueError("prior and row_prior pseudo-counts must have positive sums.")
+    return prior, tuple(map(tuple, rp.tolist()))
+
+
+def check_trace(trace, *, nonempty: bool = True, name: str = "trace") -> np.ndarray:
+    """An availability trace: a bool (or 0/1) array (T, N) with N >= 1 (and T >= 1 when ``nonempty``)."""
+    arr = np.asarray(trace)
+    if arr.ndim != 2 or arr.dtype.kind not in "biu" or arr.shape[1] == 0 or (nonempty and arr.shape[0] == 0) or \
+            not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{name} must be a bool array (T, N) of availabilities, got {arr.dtype} {arr.shape}.")
+    return arr.astype(bool)
+
+
 def estimate_availability(trace, *, prior=(1.0, 1.0), row_prior=((1.0, 1.0), (1.0, 1.0))) -> AvailabilityEstimator:
     """Estimator after observing a whole trace ``(T, N)``: read ``.pi_hat``, ``.lambda_hat``, ``.transition_hat``."""
-    trace = np.asarray(trace)
-    if trace.ndim != 2:
-        raise ValueError(f"trace must have shape (T, N), got {trace.shape}.")
+    trace = check_trace(trace, nonempty=False)
     return AvailabilityEstimator.empty(trace.shape[1], prior=prior, row_prior=row_prior).observe_trace(trace)
 
 
@@ -501,9 +540,9 @@ def trace_participation(trace) -> Callable[[int, np.random.Generator], np.ndarra
     Raises ``IndexError`` when a run asks for a round beyond the trace.
     """
     trace = np.asarray(trace)
-    if trace.ndim != 2 or trace.dtype != bool:
+    if trace.dtype != bool:
         raise ValueError(f"trace must be a boolean array of shape (T, N), got {trace.dtype} {trace.shape}.")
-    trace = trace.copy()
+    trace = check_trace(trace, nonempty=True).copy()
 
     def participation(round_: int, rng=None) -> np.ndarray:
         if not 0 <= round_ < len(trace):

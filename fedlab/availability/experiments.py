@@ -20,13 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from fedlab._rng import Stream, derive_seed, numpy_rng
-from fedlab._validation import check_choice, check_int, check_real
+from fedlab._validation import check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.availability.algorithms import PRESETS
-from fedlab.availability.data import AvailabilityEstimator, MarkovAvailability, make_population
+from fedlab.availability.data import LAYOUTS, AvailabilityEstimator, MarkovAvailability, make_population
 from fedlab.data.digits import load_digits_arrays
 from fedlab.data.partition import partition_dirichlet
 from fedlab.data.synthetic import make_leaf_synthetic
-from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.engine import FederatedDataset, History, LocalSGD, run
 from fedlab.models import LinearModel
 
 __all__ = ["AVAILABILITY_DATASETS", "DEFAULT_LR", "METHOD_LABELS", "leaf_federation", "digits_federation",
@@ -41,6 +41,8 @@ DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
 def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: float = 0.5,
                     max_samples: int = 500) -> FederatedDataset:
     r"""LEAF Synthetic(γ, δ) over ``n_clients`` clients, sizes :math:`\min(\lfloor\mathrm{LogN}(4,1)\rfloor+50,` ``max_samples``:math:`)`."""
+    n_clients, max_samples = check_int("n_clients", n_clients, low=1), check_int("max_samples", max_samples, low=1)
+    check_real("gamma", gamma, low=0), check_real("delta", delta, low=0)
     rng = numpy_rng(seed, Stream.AVAILABILITY_DATA)
     sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_clients).astype(np.int64) + 50, max_samples)
     arrays = make_leaf_synthetic(gamma, delta, n_samples=sizes, dim=60, n_classes=10, rng=rng)
@@ -50,6 +52,8 @@ def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: flo
 
 def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5) -> FederatedDataset:
     """The 8x8 digits split over ``n_clients`` with Dirichlet(``dirichlet``) label proportions, 25% test."""
+    n_clients = check_int("n_clients", n_clients, low=1)
+    check_real("dirichlet", dirichlet, low=0, low_open=True)
     x, y = load_digits_arrays()
     min_size = max(4, min(20, len(y) // (3 * n_clients)))
     part = partition_dirichlet(y, n_clients, dirichlet, min_size=min_size, rng=numpy_rng(seed, Stream.AVAILABILITY_DATA))
@@ -73,6 +77,7 @@ def availability_setup(dataset: str, n_clients: int, rounds: int, seed: int, *, 
     n_clients = check_int("n_clients", n_clients, low=2)
     rounds = check_int("rounds", rounds, low=1)
     t_prior = check_int("t_prior", t_prior, low=0)
+    check_real("heterogeneity", heterogeneity, low=0, low_open=dataset == "digits")
     if dataset == "leaf":
         data = leaf_federation(n_clients, seed, gamma=heterogeneity, delta=heterogeneity)
     else:
@@ -97,6 +102,12 @@ def _method(method: str, model, solver, trace, population: MarkovAvailability, *
 
 def summarize_run(history, population: MarkovAvailability, alpha: np.ndarray, *, at: int = 40) -> dict:
     """Curves and summary numbers of one run (α-weighted accuracy, included clients, group weights, exclusions)."""
+    check_type("history", history, History)
+    check_type("population", population, MarkovAvailability)
+    alpha = check_simplex("alpha", alpha, shape=(population.n_clients,))
+    check_int("at", at, low=0)
+    if not history.log or "weights" not in history.log[0] or "test_accuracy" not in history.clients:
+        raise ValueError("history must be a run of an availability method (its log has no client weights).")
     rounds = np.asarray(history.rounds)
     acc = np.array([np.nansum(alpha * a) for a in history.clients["test_accuracy"]])
     loss = np.array([np.nansum(alpha * v) for v in history.clients["train_loss"]])
@@ -170,6 +181,10 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     """
     check_choice("method", method, PRESETS)
     check_real("kappa2", kappa2, low=0)
+    if lr is not None:
+        check_real("lr", lr, low=0, low_open=True)
+    if f3ast_k is not None:
+        check_int("f3ast_k", f3ast_k, low=1)
     data, population, trace, prior_trace = availability_setup(dataset, n_clients, rounds, seed, layout=layout,
                                                               t_prior=t_prior, heterogeneity=heterogeneity, nu=nu)
     lr = DEFAULT_LR[dataset] if lr is None else lr
@@ -204,7 +219,14 @@ def estimator_errors(priors, *, n_clients: int = 100, layout: str = "code3", see
     dict
         ``priors`` (P,), ``pi_error`` and ``lambda_error`` of shape (len(seeds), P).
     """
-    priors = [check_int("priors", int(t), low=1) for t in priors]
+    if isinstance(priors, (str, bytes)) or not isinstance(priors, (list, tuple, np.ndarray)) or len(priors) == 0:
+        raise TypeError(f"priors must be a non-empty sequence of observation lengths, got {priors!r}.")
+    priors = [check_int(f"priors[{i}]", t, low=1) for i, t in enumerate(priors)]
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (list, tuple, np.ndarray)) or len(seeds) == 0:
+        raise TypeError(f"seeds must be a non-empty sequence of seeds, got {seeds!r}.")
+    seeds = [check_int(f"seeds[{i}]", s, low=0) for i, s in enumerate(seeds)]
+    check_int("n_clients", n_clients, low=1)
+    check_choice("layout", layout, LAYOUTS)
     pi_err, lam_err = [], []
     for seed in seeds:
         pop = make_population(n_clients, layout=layout, rng=numpy_rng(seed, Stream.AVAILABILITY_POPULATION))
@@ -227,7 +249,8 @@ METHOD_LABELS = {name: method.label for name, method in PRESETS.items()}
 
 def method_label(config: dict) -> str:
     """Readable label of a ``run_availability`` config, e.g. ``"CA-Fed (κ̄²=1)"`` or ``"Unbiased (ν=0)"``."""
-    label = METHOD_LABELS[check_choice("method", config.get("method", "cafed"), METHOD_LABELS)]
+    check_type("config", config, dict)
+    label = METHOD_LABELS[check_choice("config['method']", config.get("method", "cafed"), METHOD_LABELS)]
     if config.get("method", "cafed") == "cafed":
         label += f" (κ̄²={config.get('kappa2', 1.0):g})"
     if config.get("nu", 0.9) != 0.9:
@@ -240,6 +263,9 @@ def comparison_configs(dataset: str, *, kappa2_grid=(1.0,), baselines=("unbiased
     r"""Configs for :func:`run_availability`: the baselines, CA-Fed for each :math:`\bar\kappa^2` and, optionally,
     Unbiased without temporal correlation (``nu=0``). ``common`` is added to every config."""
     check_choice("dataset", dataset, AVAILABILITY_DATASETS)
+    baselines = [check_choice("baselines", m, PRESETS) for m in check_type("baselines", baselines, (tuple, list))]
+    kappa2_grid = [check_real("kappa2_grid", k, low=0) for k in check_type("kappa2_grid", kappa2_grid, (tuple, list))]
+    no_correlation = check_bool("no_correlation", no_correlation)
     configs = [{"dataset": dataset, "method": m, **common} for m in baselines]
     configs += [{"dataset": dataset, "method": "cafed", "kappa2": float(k), **common} for k in kappa2_grid]
     if no_correlation:
@@ -250,7 +276,11 @@ def comparison_configs(dataset: str, *, kappa2_grid=(1.0,), baselines=("unbiased
 def by_label(records) -> dict:
     """Group sweep records ``{"config", "seed", "result"}`` as ``{label: {seed: result}}`` (see :func:`method_label`)."""
     out: dict = {}
-    for rec in records:
+    if isinstance(records, (str, bytes, dict)) or not hasattr(records, "__iter__"):
+        raise TypeError(f"records must be an iterable of sweep records, got {type(records).__name__}.")
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or not {"config", "seed", "result"} <= set(rec):
+            raise TypeError(f"records[{i}] must be a dict with 'config', 'seed' and 'result', got {rec!r:.80}.")
         if "error" in rec:
             continue
         out.setdefault(method_label(rec["config"]), {})[rec["seed"]] = rec["result"]
@@ -260,8 +290,11 @@ def by_label(records) -> dict:
 def seed_stats(runs: dict, metric: str, other: dict | None = None) -> tuple[float, float]:
     """Mean and std over seeds of ``result[metric]`` (``runs = {seed: result}``), or of the paired difference
     ``runs[s][metric] - other[s][metric]`` over the common seeds when ``other`` is given."""
+    for name, value in (("runs", runs), ("other", {} if other is None else other)):
+        if not isinstance(value, dict) or not all(isinstance(r, dict) and metric in r for r in value.values()):
+            raise ValueError(f"{name} must map seeds to results holding the metric {metric!r}.")
     seeds = sorted(runs) if other is None else sorted(set(runs) & set(other))
     if not seeds:
-        raise ValueError("no seeds to aggregate.")
+        raise ValueError("no seeds to aggregate: runs (and other) share none.")
     vals = np.array([runs[s][metric] - (other[s][metric] if other is not None else 0.0) for s in seeds], float)
     return float(vals.mean()), float(vals.std())

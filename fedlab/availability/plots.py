@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array
-from fedlab.plots import figure_axes
+from fedlab._validation import check_array, check_int, check_real, check_type
+from fedlab.availability.data import check_trace
+from fedlab.plots import check_axes, figure_axes
 
 __all__ = ["plot_availability_raster", "plot_chain_memory", "plot_tradeoff", "plot_client_weights",
            "plot_group_weights", "plot_minimizer_path"]
@@ -21,19 +22,16 @@ def plot_availability_raster(trace, *, group=None, group_names=(), excluded=None
     """
     from matplotlib.colors import ListedColormap
 
-    trace = check_array("trace", trace, ndim=2, dtype=bool)
+    trace = check_trace(trace)
     T, n = trace.shape
-    group = np.zeros(n, int) if group is None else np.asarray(group)
+    group = _check_group(group, n)
+    names = check_type("group_names", group_names, (tuple, list))
+    if names and len(names) <= group.max():
+        raise ValueError(f"group_names must name every group (labels up to {group.max()}), got {names!r}.")
     order = np.argsort(group, kind="stable")
     image = trace.astype(int)
     if excluded is not None:
-        if isinstance(excluded, np.ndarray) and excluded.dtype == bool:
-            ex = excluded
-        else:
-            ex = np.zeros((T, n), dtype=bool)
-            for t, ks in enumerate(excluded[:T]):
-                ex[t, list(ks)] = True
-        image = np.where(trace & ex, 2, image)
+        image = np.where(trace & _excluded_mask(excluded, T, n), 2, image)
     image = image[:, order].T
     fig, ax = figure_axes(ax, (7, 3.2))
     ax.imshow(image, aspect="auto", interpolation="nearest", cmap=ListedColormap(["white", "0.25", "tab:red"]),
@@ -53,6 +51,37 @@ def plot_availability_raster(trace, *, group=None, group_names=(), excluded=None
     return fig, {"order": order, "image": image}
 
 
+def _check_group(group, n: int) -> np.ndarray:
+    """Group labels (N,) >= 0 (default: one group)."""
+    if group is None:
+        return np.zeros(n, int)
+    arr = np.asarray(group)
+    if arr.shape != (n,) or arr.dtype.kind not in "iu" or (n and arr.min() < 0):
+        raise ValueError(f"group must hold one integer label >= 0 per client ({n}), got {arr.dtype} {arr.shape}.")
+    return arr
+
+
+def _excluded_mask(excluded, T: int, n: int) -> np.ndarray:
+    """Excluded clients as a bool array (T, N): given as one, or as per-round lists of client indices."""
+    if isinstance(excluded, np.ndarray) and excluded.dtype == bool:
+        if excluded.shape != (T, n):
+            raise ValueError(f"excluded must have shape ({T}, {n}), got {excluded.shape}.")
+        return excluded
+    if isinstance(excluded, (str, bytes)) or not isinstance(excluded, (list, tuple)):
+        raise TypeError(f"excluded must be a bool array (T, N) or per-round lists of clients, got {excluded!r:.80}.")
+    ex = np.zeros((T, n), dtype=bool)
+    for t, ks in enumerate(excluded[:T]):
+        ex[t, _client_indices(f"excluded[{t}]", ks, n)] = True
+    return ex
+
+
+def _client_indices(name: str, value, n: int) -> np.ndarray:
+    arr = np.asarray(value if isinstance(value, (list, tuple, np.ndarray)) else [value])
+    if arr.size and (arr.dtype.kind not in "iu" or arr.ndim != 1 or arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"{name} must hold client indices in [0, {n}), got {value!r:.80}.")
+    return arr.astype(int)
+
+
 def plot_chain_memory(pi, lams, *, lags=30, trace=None, trace_lambda=None, ax=None):
     r"""How long a two-state chain remembers being active: :math:`P(\text{active at }t+h\mid\text{active at }t)=
     \pi+\lambda^h(1-\pi)` for each :math:`\lambda` in ``lams`` (from :math:`\mathbf P^h=\mathbf 1\rho^\top+
@@ -61,15 +90,21 @@ def plot_chain_memory(pi, lams, *, lags=30, trace=None, trace_lambda=None, ax=No
 
     Returns ``(fig, data)``: ``data["lags"]``, ``data["curves"][lam]`` and, if given, ``data["empirical"]``.
     """
-    h = np.arange(0, int(lags) + 1)
+    pi = check_real("pi", pi, low=0, high=1)
+    lams = np.atleast_1d(check_array("lams", lams))
+    if lams.ndim != 1 or lams.size == 0 or np.any(np.abs(lams) > 1):
+        raise ValueError(f"lams must hold second eigenvalues in [-1, 1], got {lams!r}.")
+    h = np.arange(0, check_int("lags", lags, low=1) + 1)
+    if trace_lambda is not None:
+        check_real("trace_lambda", trace_lambda, low=-1, high=1)
+    tr = None if trace is None else check_trace(trace)
     fig, ax = figure_axes(ax, (4.8, 3.2))
     data = {"lags": h, "curves": {}}
-    for lam in np.atleast_1d(lams):
+    for lam in lams:
         curve = pi + lam ** h * (1 - pi)
         ax.plot(h, curve, label=f"λ = {lam:g}")
         data["curves"][float(lam)] = curve
-    if trace is not None:
-        tr = check_array("trace", trace, ndim=2, dtype=bool)
+    if tr is not None:
         emp = np.array([(tr[: len(tr) - k] & tr[k:]).sum() / max(tr[: len(tr) - k].sum(), 1) for k in h])
         ax.plot(h, emp, "k.", ms=4, label="simulated" + ("" if trace_lambda is None else f" (λ = {trace_lambda:g})"))
         data["empirical"] = emp
@@ -94,10 +129,17 @@ def plot_tradeoff(kappa2, opt, bias, n_excluded, *, current=None, axes=None, tit
     """
     import matplotlib.pyplot as plt
 
-    k = check_array("kappa2", kappa2, ndim=1)
+    k = check_array("kappa2", kappa2, ndim=1, nonnegative=True)
     opt = check_array("opt", opt, shape=k.shape)
-    bias = check_array("bias", bias, shape=k.shape)
-    nex = check_array("n_excluded", n_excluded, shape=k.shape)
+    bias = check_array("bias", bias, shape=k.shape, nonnegative=True)
+    nex = check_array("n_excluded", n_excluded, shape=k.shape, nonnegative=True)
+    if k.size == 0:
+        raise ValueError("kappa2 must hold at least one value.")
+    if np.any(nex != np.round(nex)):
+        raise ValueError("n_excluded must hold numbers of clients (whole numbers).")
+    if current is not None:
+        check_real("current", current, low=0)
+    check_axes("axes", axes, n=2)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     fig = axes[0].figure
@@ -122,15 +164,15 @@ def plot_tradeoff(kappa2, opt, bias, n_excluded, *, current=None, axes=None, tit
 def plot_client_weights(q, p, alpha, *, excluded=(), group=None, ax=None, title=None):
     r"""Bars of the weights :math:`q_k` and of the biased importance :math:`p_k` against :math:`\alpha_k`;
     excluded clients are hatched. Returns ``(fig, data)``."""
-    q = check_array("q", q, ndim=1)
-    p = check_array("p", p, shape=q.shape)
-    alpha = check_array("alpha", alpha, shape=q.shape)
-    group = np.zeros(len(q), int) if group is None else np.asarray(group)
+    q = check_array("q", q, ndim=1, nonnegative=True)
+    p = check_array("p", p, shape=q.shape, nonnegative=True)
+    alpha = check_array("alpha", alpha, shape=q.shape, nonnegative=True)
+    group = _check_group(group, len(q))
+    ex = np.zeros(len(q), bool)
+    ex[_client_indices("excluded", excluded, len(q))] = True
     fig, ax = figure_axes(ax, (5.5, 3.2))
     x = np.arange(len(q))
     colors = [_GROUP_COLORS[g % len(_GROUP_COLORS)] for g in group]
-    ex = np.zeros(len(q), bool)
-    ex[list(excluded)] = True
     ax.bar(x - 0.2, q / max(q.sum(), 1e-300), width=0.4, color=colors, alpha=0.5, label="q (normalised)")
     bars = ax.bar(x + 0.2, p, width=0.4, color=colors, label="p (biased importance)")
     for b, e in zip(bars, ex):
@@ -149,10 +191,15 @@ def plot_client_weights(q, p, alpha, *, excluded=(), group=None, ax=None, title=
 def plot_group_weights(weights: dict, *, ax=None, title=None):
     r"""Grouped bars of cumulative weights :math:`\frac1T\sum_t\sum_{k\in g}q_k^{(t)}` (Fig. 2.11d):
     ``weights[method][group] = (mean, std)`` or a number. Returns ``(fig, data)``."""
-    methods = list(weights)
+    methods = list(check_type("weights", weights, dict))
     if not methods:
         raise ValueError("weights must hold at least one method.")
-    groups = list(weights[methods[0]])
+    groups = list(check_type(f"weights[{methods[0]!r}]", weights[methods[0]], dict))
+    for m in methods:
+        if not isinstance(weights[m], dict) or list(weights[m]) != groups:
+            raise ValueError(f"weights[{m!r}] must map the groups {groups} to a weight or a (mean, std) pair.")
+        for g, v in weights[m].items():
+            check_array(f"weights[{m!r}][{g!r}]", v, shape=(2,) if isinstance(v, (tuple, list)) else ())
     fig, ax = figure_axes(ax, (6.5, 3.2))
     width = 0.8 / len(groups)
     data = {}
@@ -175,9 +222,13 @@ def plot_group_weights(weights: dict, *, ax=None, title=None):
 def plot_minimizer_path(B, q_star, pi, *, b0=None, ax=None):
     r"""Minimiser :math:`\mathbf q^*(B)` of :math:`\bar\epsilon_{opt}` (D.200) against :math:`B=v`, one line per client
     (coloured by :math:`\pi_k`), with the uniform point :math:`B_0` marked. Returns ``(fig, data)``."""
-    B = check_array("B", B, ndim=1)
-    q_star = check_array("q_star", q_star, shape=(len(B), None))
+    B = check_array("B", B, ndim=1, nonnegative=True)
+    q_star = check_array("q_star", q_star, shape=(len(B), None), nonnegative=True)
     pi = check_array("pi", pi, shape=(q_star.shape[1],))
+    if np.any((pi < 0) | (pi > 1)) or B.size == 0:
+        raise ValueError("pi must hold availabilities in [0, 1] and B at least one value.")
+    if b0 is not None:
+        check_real("b0", b0, low=0)
     fig, ax = figure_axes(ax, (4.8, 3.2))
     levels = np.unique(pi)
     for k in range(q_star.shape[1]):

@@ -10,6 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from fedlab._validation import check_bool
+
 __all__ = ["load_digits_arrays", "DIGITS_N_CLASSES"]
 
 DIGITS_N_CLASSES = 10
@@ -38,6 +40,7 @@ def load_digits_arrays(*, images: bool = False) -> tuple[np.ndarray, np.ndarray]
     y : np.ndarray, int64, shape (1797,)
         Digit labels 0..9.
     """
+    images = check_bool("images", images)
     x, y = _digits()
     x = x.copy()
     return (x.reshape(-1, 1, 8, 8) if images else x), y.copy()

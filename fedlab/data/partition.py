@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 
 __all__ = [
     "ClientArrays",
@@ -58,6 +58,17 @@ def _histograms(label_arrays: Sequence[np.ndarray], n_classes: int) -> np.ndarra
     return out
 
 
+def _check_inputs(name: str, x: Any) -> np.ndarray:
+    """One client's inputs: an array of numbers with a sample axis, finite when it holds floats."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf" or arr.ndim < 1:
+        raise TypeError(f"{name} must be an array of numbers with a sample axis, got dtype {arr.dtype} and shape "
+                        f"{arr.shape}.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values.")
+    return arr
+
+
 @dataclass
 class ClientArrays:
     """Per-client arrays ``xs[k]`` (n_k, ...) and integer labels ``ys[k]`` (n_k,).
@@ -79,9 +90,13 @@ class ClientArrays:
 
     def __post_init__(self) -> None:
         self.n_classes = check_int("n_classes", self.n_classes, low=1)
+        check_type("xs", self.xs, (list, tuple))
+        check_type("ys", self.ys, (list, tuple))
+        check_type("meta", self.meta, dict)
         if len(self.xs) != len(self.ys):
             raise ValueError(f"xs and ys must have one entry per client, got {len(self.xs)} and {len(self.ys)}.")
-        self.xs, self.ys = list(self.xs), [np.asarray(y) for y in self.ys]
+        self.xs = [_check_inputs(f"xs[{k}]", x) for k, x in enumerate(self.xs)]
+        self.ys = [np.asarray(y) for y in self.ys]
         for k, (x, y) in enumerate(zip(self.xs, self.ys)):
             if y.ndim != 1 or len(x) != len(y):
                 raise ValueError(f"client {k}: xs[{k}] has {len(x)} rows but ys[{k}] has shape {y.shape}.")
@@ -127,10 +142,14 @@ class Partition:
     indices: list[np.ndarray]
 
     def __post_init__(self) -> None:
-        arrays = [np.asarray(ix) for ix in self.indices]
+        arrays = [np.asarray(ix) for ix in check_type("indices", self.indices, (list, tuple))]
+        if not arrays:
+            raise ValueError("indices must hold one index array per client, got none.")
         for k, ix in enumerate(arrays):
             if ix.ndim != 1 or (ix.size and ix.dtype.kind not in "iu"):
                 raise TypeError(f"indices[{k}] must be a 1-D integer array, got shape {ix.shape}, dtype {ix.dtype}.")
+            if ix.size and ix.min() < 0:
+                raise ValueError(f"indices[{k}] must hold non-negative sample indices, got {ix.min()}.")
         object.__setattr__(self, "indices", [ix.astype(np.int64, copy=False) for ix in arrays])
 
     def __len__(self) -> int:
@@ -168,7 +187,7 @@ class Partition:
         x, y = np.asarray(x), _check_labels("y", y)
         if len(x) != len(y):
             raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}.")
-        n_classes = int(y.max()) + 1 if n_classes is None else n_classes
+        n_classes = int(y.max()) + 1 if n_classes is None else check_int("n_classes", n_classes, low=1)
         return ClientArrays([x[ix] for ix in self.indices], [y[ix] for ix in self.indices], n_classes)
 
 
@@ -428,6 +447,8 @@ def train_test_split_clients(xs: Sequence[Any], ys: Sequence[Any], test_fraction
         In scikit-learn's ``train_test_split`` order.
     """
     test_fraction = check_real("test_fraction", test_fraction, low=0.0, high=1.0, high_open=True)
+    check_type("xs", xs, (list, tuple))
+    check_type("ys", ys, (list, tuple))
     if len(xs) != len(ys):
         raise ValueError(f"xs and ys must have one entry per client, got {len(xs)} and {len(ys)}.")
     rng = as_numpy_rng(rng)
@@ -435,8 +456,8 @@ def train_test_split_clients(xs: Sequence[Any], ys: Sequence[Any], test_fraction
     for k, (x, y) in enumerate(zip(xs, ys)):
         x, y = np.asarray(x), np.asarray(y)
         if len(x) != len(y) or len(x) == 0:
-            raise ValueError(f"client {k} must have as many inputs as targets and at least one sample, "
-                             f"got {len(x)} inputs and {len(y)} targets.")
+            raise ValueError(f"xs[{k}] and ys[{k}] must hold the same number (>= 1) of samples, got {len(x)} inputs "
+                             f"and {len(y)} targets.")
         n_test = min(int(np.floor(test_fraction * len(x) + 0.5)), len(x) - 1)
         perm = rng.permutation(len(x))
         test, train = perm[:n_test], perm[n_test:]

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_simplex, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_simplex, check_real
 from fedlab.data.partition import ClientArrays
 
 __all__ = [
@@ -103,7 +103,7 @@ def make_leaf_synthetic(alpha: float, beta: float, *, n_clients: int | None = No
     n_classes = check_int("n_classes", n_classes, low=2)
     rng = as_numpy_rng(rng)
     sizes = _client_sizes(n_samples, n_clients, rng)
-    params = _leaf_parameters(alpha, beta, sizes.size, dim, n_classes, bool(iid), rng)
+    params = _leaf_parameters(alpha, beta, sizes.size, dim, n_classes, check_bool("iid", iid), rng)
     sigma_diag = np.arange(1, dim + 1, dtype=np.float64) ** -1.2
     xs, ys = [], []
     for k, n_k in enumerate(sizes):

@@ -22,12 +22,13 @@ import os
 import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from fedlab._validation import check_choice
+from fedlab._validation import check_bool, check_choice, check_path
 
 __all__ = [
     "data_dir",
@@ -84,17 +85,31 @@ def data_dir() -> Path:
 
 def file_hash(path: str | Path, algorithm: str = "sha256") -> str:
     """Hex digest of a file (``algorithm`` is any name ``hashlib.new`` accepts)."""
-    digest = hashlib.new(algorithm)
-    with Path(path).open("rb") as stream:
+    path = check_path("path", path)
+    digest = hashlib.new(check_choice("algorithm", algorithm, hashlib.algorithms_available))
+    with path.open("rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def _as_bytes(source: str | Path | bytes) -> bytes:
-    """Raw bytes of a file or buffer, gunzipped when it starts with the gzip magic number."""
-    data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else bytes(data)
+def _as_bytes(source: str | Path | bytes) -> tuple[bytes, str]:
+    """Raw bytes of a file or buffer, gunzipped when they start with the gzip magic number, and how to name them
+    in errors (the file, or ``source`` for a buffer)."""
+    if isinstance(source, (bytes, bytearray)):
+        return _gunzip(bytes(source), "source"), "source"
+    path = check_path("source", source)
+    return _gunzip(path.read_bytes(), str(path)), str(path)
+
+
+def _gunzip(data: bytes, label: str) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as err:
+        raise ValueError(f"{label} is a cut-short or corrupt gzip stream ({err}); delete it and download it "
+                         f"again.") from err
 
 
 def read_idx(source: str | Path | bytes) -> np.ndarray:
@@ -113,18 +128,27 @@ def read_idx(source: str | Path | bytes) -> np.ndarray:
     -------
     np.ndarray
         Native-endian array with the stored shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (``source`` for bytes) when it is not a complete IDX file.
     """
-    data = _as_bytes(source)
+    return _parse_idx(*_as_bytes(source))
+
+
+def _parse_idx(data: bytes, label: str) -> np.ndarray:
     if len(data) < 4 or data[0] or data[1] or data[2] not in _IDX_DTYPES:
-        raise ValueError(f"not an IDX file: header bytes {data[:4]!r}.")
+        raise ValueError(f"{label} is not an IDX file: header bytes {data[:4]!r}.")
     ndim, dtype = data[3], np.dtype(_IDX_DTYPES[data[2]])
     start = 4 + 4 * ndim
     if len(data) < start:
-        raise ValueError(f"IDX header announces {ndim} dimensions but the file has {len(data)} bytes.")
+        raise ValueError(f"{label}: the IDX header announces {ndim} dimensions but the file has {len(data)} bytes.")
     shape = struct.unpack(f">{ndim}I", data[4:start])
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(data) - start != expected:
-        raise ValueError(f"IDX data has {len(data) - start} bytes, shape {shape} needs {expected}: truncated file?")
+        raise ValueError(f"{label}: IDX data has {len(data) - start} bytes, shape {shape} needs {expected}: "
+                         f"truncated file?")
     return np.frombuffer(data, dtype, offset=start).reshape(shape).astype(dtype.newbyteorder("="))
 
 
@@ -135,12 +159,30 @@ def read_cifar_bin(source: str | Path | bytes) -> tuple[np.ndarray, np.ndarray]:
     -------
     images : np.ndarray, uint8, shape (n, 3, 32, 32)
     labels : np.ndarray, int64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        Naming the file (``source`` for bytes) when it is not whole records with labels in [0, 10).
     """
-    data = _as_bytes(source)
+    return _parse_cifar(*_as_bytes(source))
+
+
+def _parse_cifar(data: bytes, label: str) -> tuple[np.ndarray, np.ndarray]:
     if len(data) == 0 or len(data) % _CIFAR_RECORD:
-        raise ValueError(f"CIFAR-10 binary batch has {len(data)} bytes, not a positive multiple of {_CIFAR_RECORD}.")
+        raise ValueError(f"{label}: a CIFAR-10 binary batch has a positive multiple of {_CIFAR_RECORD} bytes, "
+                         f"got {len(data)}: truncated file?")
     records = np.frombuffer(data, np.uint8).reshape(-1, _CIFAR_RECORD)
-    return records[:, 1:].reshape(-1, 3, 32, 32).copy(), records[:, 0].astype(np.int64)
+    labels = records[:, 0].astype(np.int64)
+    _check_label_range(labels, 0, 9, label)
+    return records[:, 1:].reshape(-1, 3, 32, 32).copy(), labels
+
+
+def _check_label_range(labels: np.ndarray, low: int, high: int, label: str) -> None:
+    bad = labels[(labels < low) | (labels > high)]
+    if bad.size:
+        raise ValueError(f"{label}: labels must lie in [{low}, {high}], found {bad[:5].tolist()}: corrupt or wrong "
+                         f"file.")
 
 
 def _check_digest(path: Path, verify: bool | Mapping[str, str]) -> bool:
@@ -174,11 +216,17 @@ def _plain_file(folder: Path, member_dir: str, name: str) -> Path | None:
 
 def _read_archive(archive: Path, members: list[str]) -> list[bytes]:
     """Read ``members`` from a zip or tar(.gz) archive in one pass."""
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            return [zf.read(m) for m in members]
-    with tarfile.open(archive, "r:*") as tf:
-        found = {m.name: tf.extractfile(m).read() for m in tf if m.isfile() and m.name in members}
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                names = set(zf.namelist())
+                found = {m: zf.read(m) for m in members if m in names}
+        else:
+            with tarfile.open(archive, "r:*") as tf:
+                found = {m.name: tf.extractfile(m).read() for m in tf if m.isfile() and m.name in members}
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError) as err:
+        raise ValueError(f"{archive} is not a readable zip or tar archive ({err}): the download is corrupt or "
+                         f"incomplete; delete it and download it again.") from err
     missing = [m for m in members if m not in found]
     if missing:
         raise FileNotFoundError(f"{archive} lacks {missing}: incomplete or wrong archive.")
@@ -194,8 +242,9 @@ def _missing_error(dataset: str, folder: Path, names: list[str]) -> FileNotFound
                              f"(current: {data_dir()}).")
 
 
-def _load_members(dataset: str, names: list[str], verify: bool | Mapping[str, str]) -> list[bytes]:
-    """Bytes of ``names`` from extracted files if all are present, else from the dataset's archive."""
+def _load_members(dataset: str, names: list[str], verify: bool | Mapping[str, str]) -> list[tuple[bytes, str]]:
+    """Bytes of ``names`` (gunzipped) from extracted files if all are present, else from the dataset's archive,
+    each with how to name it in errors (the file, or ``archive:member``)."""
     if not (isinstance(verify, bool) or isinstance(verify, Mapping)):
         raise TypeError(f"verify must be a bool or a mapping file name -> hex digest, got {type(verify).__name__}.")
     src = _SOURCES[dataset]
@@ -204,10 +253,12 @@ def _load_members(dataset: str, names: list[str], verify: bool | Mapping[str, st
     archive = folder / src["archive"] if src["archive"] else None
     if all(p is not None for p in paths):
         checked = [_check_digest(p, verify) for p in paths]
-        contents = [p.read_bytes() for p in paths]
+        contents = [_as_bytes(p) for p in paths]
     elif archive is not None and archive.is_file():
         checked = [_check_digest(archive, verify)]
-        contents = _read_archive(archive, [src["member_dir"] + n for n in names])
+        members = [src["member_dir"] + n for n in names]
+        contents = [(_gunzip(b, f"{archive}:{m}"), f"{archive}:{m}") for m, b in
+                    zip(members, _read_archive(archive, members))]
     else:
         raise _missing_error(dataset, folder, [n for n, p in zip(names, paths) if p is None])
     if isinstance(verify, Mapping) and not any(checked):
@@ -242,8 +293,10 @@ def load_mnist(split: str = "train", *, as_float: bool = False,
     labels : np.ndarray, int64, shape (n,)
     """
     prefix = {"train": "train", "test": "t10k"}[check_choice("split", split, ("train", "test"))]
+    as_float = check_bool("as_float", as_float)
     names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
-    images, labels = (read_idx(b) for b in _load_members("mnist", names, verify))
+    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members("mnist", names, verify))
+    _check_label_range(labels, 0, 9, where)
     return _images_labels(images, labels, as_float)
 
 
@@ -270,8 +323,11 @@ def load_emnist(split: str = "train", subset: str = "byclass", *, as_float: bool
     """
     split = check_choice("split", split, ("train", "test"))
     subset = check_choice("subset", subset, EMNIST_SUBSETS)
+    as_float, transpose = check_bool("as_float", as_float), check_bool("transpose", transpose)
     names = [f"emnist-{subset}-{split}-images-idx3-ubyte.gz", f"emnist-{subset}-{split}-labels-idx1-ubyte.gz"]
-    images, labels = (read_idx(b) for b in _load_members("emnist", names, verify))
+    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members("emnist", names, verify))
+    low = 1 if subset == "letters" else 0
+    _check_label_range(labels, low, low + EMNIST_SUBSETS[subset] - 1, where)
     if transpose:
         images = np.ascontiguousarray(images.transpose(0, 2, 1))
     return _images_labels(images, labels, as_float)
@@ -296,7 +352,8 @@ def load_cifar10(split: str = "train", *, as_float: bool = False,
     labels : np.ndarray, int64, shape (n,)
     """
     split = check_choice("split", split, ("train", "test"))
+    as_float = check_bool("as_float", as_float)
     batches = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
     names = [f"cifar-10-batches-bin/{b}" for b in batches]
-    parts = [read_cifar_bin(b) for b in _load_members("cifar10", names, verify)]
+    parts = [_parse_cifar(*m) for m in _load_members("cifar10", names, verify)]
     return _images_labels(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), as_float)

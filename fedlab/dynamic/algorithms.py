@@ -31,12 +31,12 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_sequence
 from fedlab.dynamic.data import DriftingLeastSquares
 from fedlab.engine import (DivergenceError, FederatedDataset, History, LocalSGD, broadcast, local_sgd,
                            weighted_average)
-from fedlab.models import Model
-from fedlab.algorithms._common import (ServerState, check_solver, evaluate_global, initial_params)
+from fedlab.models import Model, check_model
+from fedlab.algorithms._common import (ServerState, check_data, check_solver, evaluate_global, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -51,6 +51,17 @@ __all__ = [
     "NoisyGradientTracking",
     "DynamicFedAvg",
 ]
+
+
+def _budget_values(name: str, value) -> np.ndarray:
+    """A positive integer or a 1-D array of them (one per agent; the length is checked against K later)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        arr = np.asarray(None)
+    if arr.ndim > 1 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 1):
+        raise ValueError(f"{name} must be a positive integer or one positive integer per agent, got {value!r:.80}.")
+    return arr
 
 
 def _check_budget(name: str, value, n_agents: int) -> np.ndarray:
@@ -75,12 +86,20 @@ def draw_budgets(n_agents: int, *, local_steps_range=(1, 10), batch_range=(10, 2
     """Heterogeneous agent budgets: :math:`E_k\\sim U\\{a..b\\}` epochs and :math:`B_k\\sim U\\{a..b\\}` minibatch sizes
     (the paper's ranges [1, 10] and [10, 20]). Returns ``(local_steps, batch)``, each (K,) int."""
     k = check_int("n_agents", n_agents, low=1)
-    e_lo, e_hi = (check_int("local_steps_range", x, low=1) for x in local_steps_range)
-    b_lo, b_hi = (check_int("batch_range", x, low=1) for x in batch_range)
-    if e_lo > e_hi or b_lo > b_hi:
-        raise ValueError(f"ranges must be (low, high) with low <= high, got {local_steps_range}, {batch_range}.")
+    e_lo, e_hi = _int_range("local_steps_range", local_steps_range)
+    b_lo, b_hi = _int_range("batch_range", batch_range)
     rng = as_numpy_rng(rng)
     return rng.integers(e_lo, e_hi + 1, size=k), rng.integers(b_lo, b_hi + 1, size=k)
+
+
+def _int_range(name: str, value) -> tuple[int, int]:
+    """A (low, high) pair of positive integers with low <= high."""
+    if len(check_sequence(name, value)) != 2:
+        raise ValueError(f"{name} must be a pair (low, high), got {value!r}.")
+    lo, hi = (check_int(name, x, low=1) for x in value)
+    if lo > hi:
+        raise ValueError(f"{name} must be (low, high) with low <= high, got {tuple(value)}.")
+    return lo, hi
 
 
 def _rows(lr, drift_var, offset_var):
@@ -227,8 +246,9 @@ class DynamicFedAvgLS:
                  offset_var=None, normalize: bool = True, incremental: bool = True, full_gradient: bool = False,
                  w_init=None, chunk: int = 256) -> None:
         _rows(lr, 0.0 if drift_var is None else drift_var, 0.0 if offset_var is None else offset_var)  # validate
-        if isinstance(n_active, bool) or not isinstance(n_active, (int, np.integer)):
-            raise TypeError(f"n_active (agents per round L) must be an integer, got {n_active!r}.")
+        check_int("n_active", n_active, low=1)
+        _budget_values("local_steps", local_steps)
+        _budget_values("batch", batch)
         if isinstance(w_init, str):
             check_choice("w_init", w_init, ("zeros", "optimum"))
         elif w_init is not None:
@@ -237,7 +257,9 @@ class DynamicFedAvgLS:
         self.n_iters = check_int("n_iters", n_iters, low=1)
         self.chunk = check_int("chunk", chunk, low=1)
         self.n_active, self.local_steps, self.batch = int(n_active), local_steps, batch
-        self.normalize, self.incremental, self.full_gradient = bool(normalize), bool(incremental), bool(full_gradient)
+        self.normalize, self.incremental, self.full_gradient = (check_bool("normalize", normalize),
+                                                                check_bool("incremental", incremental),
+                                                                check_bool("full_gradient", full_gradient))
 
     def _budgets(self, problem: DriftingLeastSquares) -> tuple[int, np.ndarray, np.ndarray]:
         """``(L, E_k, B_k)`` checked against the problem's K."""
@@ -376,6 +398,7 @@ def dynamic_fedavg_fixed_point(problem: DriftingLeastSquares, lr: float, local_s
         raise TypeError(f"problem must be a DriftingLeastSquares, got {type(problem).__name__}.")
     mu = check_real("lr", lr, low=0, low_open=True)
     e_k = _check_budget("local_steps", local_steps, problem.n_agents)
+    normalize = check_bool("normalize", normalize)
     w_star = problem.w_start if w_star is None else check_array("w_star", w_star, shape=(problem.dim,))
     alpha = mu / e_k if normalize else np.full(e_k.shape, mu)
     rho = (1.0 - alpha * problem.feature_var) ** e_k
@@ -475,8 +498,13 @@ class DynamicFedAvg:
 
     def __init__(self, model: Model, solver: LocalSGD, *, n_active: int | None = None, participation: float = 1.0,
                  local_steps=None, batch_size=None, normalize: bool = True, backend: str = "auto") -> None:
+        check_model(model)
         check_solver(solver)
         self.model, self.solver = model, solver
+        if local_steps is not None:
+            _budget_values("local_steps", local_steps)
+        if batch_size is not None:
+            _budget_values("batch_size", batch_size)
         if n_active is not None and (isinstance(n_active, bool) or not isinstance(n_active, (int, np.integer))
                                      or n_active < 1):
             raise ValueError(f"n_active (agents per round L) must be an integer >= 1, got {n_active!r}.")
@@ -484,7 +512,7 @@ class DynamicFedAvg:
         self.participation = check_real("participation", participation, low=0, high=1, low_open=True)
         self.local_steps = solver.local_steps if local_steps is None else local_steps
         self.batch_size = solver.batch_size if batch_size is None else batch_size
-        self.normalize = bool(normalize)
+        self.normalize = check_bool("normalize", normalize)
         self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
 
     def _budgets(self, n_clients: int) -> tuple[int, np.ndarray, np.ndarray]:
@@ -493,6 +521,7 @@ class DynamicFedAvg:
                 _check_budget("batch_size", self.batch_size, n_clients))
 
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
+        check_data(self.model, data)
         self._budgets(data.n_clients)  # validate early
         return ServerState(initial_params(self.model, seed))
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_int, check_real
 
 __all__ = [
     "tau_s",
@@ -44,9 +44,9 @@ __all__ = [
 
 
 def _lr(mu) -> np.ndarray:
-    arr = check_array("lr", mu)
+    arr = check_array("mu", mu)
     if np.any(arr <= 0):
-        raise ValueError(f"lr (step size mu) must be > 0, got {arr}.")
+        raise ValueError(f"mu (the step size lr) must be > 0, got {arr}.")
     return arr
 
 
@@ -191,6 +191,7 @@ def dfl_transient(i, e0: float, mu: float, strong_nu: float, delta: float, beta_
     r"""Transient bound :math:`\mathbb E\|e_i\|^2 \le \lambda^i\,\mathbb E\|e_0\|^2 + (1-\lambda^i)\mathrm{MSD}_\infty`."""
     i = check_array("i", i, nonnegative=True)
     e0 = _var("e0", e0)
+    check_real("mu", mu, low=0, low_open=True)
     lam = dfl_contraction(mu, strong_nu, delta, beta_s2)
     if lam >= 1:
         return _out(np.full(i.shape, np.inf))
@@ -217,6 +218,7 @@ def dfl_opt_mu(strong_nu: float, delta: float, beta_s2: float, sigma_s2: float, 
     b = dl ** 2 + _var("beta_s2", beta_s2)
     a = _var("sigma_s2", sigma_s2) + _var("eps2", eps2)
     s = _var("sigma_q2", sigma_q2)
+    exact = check_bool("exact", exact)
     if s == 0:
         return 0.0
     if not exact:

@@ -158,6 +158,8 @@ def sample_least_squares(problem: DriftingLeastSquares, w_star, agents, batch: i
     if not isinstance(problem, DriftingLeastSquares):
         raise TypeError(f"problem must be a DriftingLeastSquares, got {type(problem).__name__}.")
     agents = np.asarray(agents)
+    if agents.size == 0:
+        raise ValueError("agents must list at least one agent index.")
     if agents.ndim != 1 or not np.issubdtype(agents.dtype, np.integer) or np.any(agents < 0) \
             or np.any(agents >= problem.n_agents):
         raise ValueError(f"agents must be a 1-D array of indices in [0, {problem.n_agents}), got {agents}.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedlab._rng import numpy_rng
-from fedlab._validation import check_int
+from fedlab._validation import check_array, check_bool, check_int
 from fedlab.dynamic.algorithms import (DynamicFedAvgLS, LeastSquaresRuns, draw_budgets, dynamic_fedavg_fixed_point,
                                       msd_db, steady_state)
 from fedlab.dynamic.bounds import (dfl_msd_bound, dfl_opt_mu, ls_lemma1_constants, ls_msd_prediction,
@@ -23,13 +23,21 @@ __all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalizat
 
 def db(x):
     """Decibels, :math:`10\\log_{10}x` (lists in, lists out)."""
-    return (10 * np.log10(np.maximum(np.asarray(x, dtype=float), 1e-300))).tolist()
+    return (10 * np.log10(np.maximum(check_array("x", x, nonnegative=True), 1e-300))).tolist()
+
+
+def _positive(name: str, value) -> np.ndarray:
+    """Positive step sizes: a number or a non-empty 1-D array."""
+    arr = check_array(name, value)
+    if arr.ndim > 1 or arr.size == 0 or np.any(arr <= 0):
+        raise ValueError(f"{name} must be a positive step size or a non-empty list of them, got {arr.tolist()}.")
+    return arr
 
 
 def dfl_setup(seed: int, *, n_agents: int = 20, dim: int = 2, offset_var: float = 0.1, drift_var: float = 0.0,
               noise_std: float = 0.5, local_steps_range=(1, 10), batch_range=(10, 20)) -> tuple[DriftingLeastSquares, np.ndarray, np.ndarray]:
     """The seed's problem and agent budgets ``(problem, local_steps, batch)``."""
-    check_int("seed", seed)
+    check_int("seed", seed, low=0)
     problem = make_drifting_least_squares(n_agents, dim, offset_var=offset_var, drift_var=drift_var,
                                           noise_std=noise_std, rng=numpy_rng(seed, 0))
     e_k, b_k = draw_budgets(n_agents, local_steps_range=local_steps_range, batch_range=batch_range,
@@ -61,10 +69,15 @@ def dfl_step_sweep(*, lrs=(0.003, 0.01, 0.03, 0.1, 0.3, 1.0), drift_vars=(0.0, 1
     log-grid of ``n_grid`` step sizes with the prediction's argmin ``mu_pred_opt``, and the measured argmin over
     ``lrs``.
     """
+    lrs = _positive("lrs", lrs)
+    drifts = check_array("drift_vars", drift_vars, ndim=1, nonnegative=True)
+    if drifts.size == 0:
+        raise ValueError("drift_vars must not be empty.")
+    check_int("local_steps_max", local_steps_max, low=1)
+    check_bool("normalize", normalize)
+    check_int("n_grid", n_grid, low=2)
     problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, offset_var=offset_var, noise_std=noise_std,
                                   local_steps_range=(1, local_steps_max), batch_range=batch_range)
-    lrs = np.asarray(lrs, dtype=float)
-    drifts = np.asarray(drift_vars, dtype=float)
     mu_grid, q_grid = np.meshgrid(lrs, drifts)
     _, history = _simulate(problem, seed, n_iters, lr=mu_grid.ravel(), drift_var=q_grid.ravel(), n_active=n_active,
                            local_steps=e_k, batch=b_k, normalize=normalize, w_init="optimum")
@@ -100,6 +113,14 @@ def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n
     convergence rate: the slope (dB per 100 iterations) of the MSD while it is more than 10 dB above the floor
     (``nan`` if that transient is shorter than 5 iterations).
     """
+    _positive("lrs", lrs)
+    for name, value in (("drift_vars", drift_vars), ("offset_vars", offset_vars)):
+        arr = check_array(name, value, nonnegative=True)
+        if arr.ndim > 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a number or a non-empty 1-D list, got shape {arr.shape}.")
+    check_int("local_steps_max", local_steps_max, low=1)
+    n_iters = check_int("n_iters", n_iters, low=1)
+    check_int("every", every, low=1)
     problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, noise_std=noise_std,
                                   local_steps_range=(1, local_steps_max), batch_range=batch_range)
     state, history = _simulate(problem, seed, n_iters, lr=lrs, drift_var=drift_vars, offset_var=offset_vars,
@@ -123,6 +144,8 @@ def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2,
                            local_steps_max: int = 10, n_iters: int = 3000, seed: int = 0) -> dict:
     r"""Bias :math:`\|w_\infty - w^o\|` of full-gradient, full-participation Algorithm 1 with normalised
     (:math:`\mu/E_k`) and plain (:math:`\mu`) local steps: closed form and simulation (spec C.7, fact C7)."""
+    _positive("lrs", lrs)
+    check_int("local_steps_max", local_steps_max, low=1)
     problem, e_k, _ = dfl_setup(seed, n_agents=n_agents, dim=dim, offset_var=offset_var,
                                 local_steps_range=(1, local_steps_max))
     w_opt = problem.optimum(problem.w_start)

@@ -13,6 +13,13 @@ def _db(x):
     return 10 * np.log10(np.maximum(np.asarray(x, dtype=float), 1e-300))
 
 
+def _steps(name: str, value) -> np.ndarray:
+    arr = check_array(name, value, ndim=1)
+    if arr.size == 0 or np.any(arr <= 0):
+        raise ValueError(f"{name} must be a non-empty list of positive step sizes, got {arr.tolist()}.")
+    return arr
+
+
 def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, prediction=None, mu_star=None, ax=None,
                      title: str | None = None):
     """Steady-state MSD (dB) against the step size: simulation (dots, mean ± std over seeds) and bound (lines).
@@ -31,13 +38,27 @@ def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, pred
     """
     import matplotlib.pyplot as plt
 
-    lrs = check_array("lrs", lrs, ndim=1)
+    lrs = _steps("lrs", lrs)
     sim = check_array("steady", steady, nonnegative=True)
     if sim.ndim == 2:
         sim = sim[None]
-    drift_vars = check_array("drift_vars", drift_vars, ndim=1)
-    if sim.shape[1:] != (drift_vars.size, lrs.size):
-        raise ValueError(f"steady must have shape (n_seeds, {drift_vars.size}, {lrs.size}), got {sim.shape}.")
+    drift_vars = check_array("drift_vars", drift_vars, ndim=1, nonnegative=True)
+    if sim.ndim != 3 or sim.shape[0] == 0 or sim.shape[1:] != (drift_vars.size, lrs.size):
+        raise ValueError(f"steady must have shape (n_seeds >= 1, {drift_vars.size}, {lrs.size}), got {sim.shape}.")
+    if fine_lrs is not None:
+        fine_lrs = _steps("fine_lrs", fine_lrs)
+    for name, value in (("bound", bound), ("prediction", prediction)):
+        if value is None:
+            continue
+        if fine_lrs is None:
+            raise ValueError(f"{name} is drawn against fine_lrs: give fine_lrs too.")
+        arr = check_array(name, value, shape=(drift_vars.size, fine_lrs.size), finite=False)
+        if np.any(np.isnan(arr)) or np.any(arr < 0):
+            raise ValueError(f"{name} must hold MSD values >= 0 (inf: not drawn), got NaN or negative entries.")
+    if mu_star is not None:
+        if bound is None:
+            raise ValueError("mu_star is marked on the bound curve: give bound (and fine_lrs) too.")
+        mu_star = check_array("mu_star", mu_star, shape=(drift_vars.size,), nonnegative=True)
     fig, ax = figure_axes(ax, (6, 4))
     colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, drift_vars.size))
     sim_db = _db(sim)
@@ -77,7 +98,7 @@ def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, pred
 
 def plot_normalization_bias(lrs, normalized, unnormalized, *, ax=None):
     r"""Bias :math:`\|w_\infty-w^o\|` against μ, normalised (:math:`\mu/E_k`) vs plain steps (log-log)."""
-    lrs = check_array("lrs", lrs, ndim=1)
+    lrs = _steps("lrs", lrs)
     a = check_array("normalized", normalized, shape=(lrs.size,), nonnegative=True)
     b = check_array("unnormalized", unnormalized, shape=(lrs.size,), nonnegative=True)
     fig, ax = figure_axes(ax, (5.2, 3.6))

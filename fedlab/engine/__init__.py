@@ -3,10 +3,10 @@ from fedlab.engine.aggregation import broadcast, check_mixing_matrix, gossip, we
 from fedlab.engine.evaluation import evaluate, metrics_from_outputs, metrics_from_proba, model_outputs
 from fedlab.engine.history import REDUCTIONS, History
 from fedlab.engine.local import BACKENDS, PARAMETER_NORM_LIMIT, DivergenceError, LocalSGD, draw_batches, local_sgd
-from fedlab.engine.population import ClientData, FederatedDataset
+from fedlab.engine.population import ClientData, FederatedDataset, check_model_data
 from fedlab.engine.runner import LOSS_GROWTH_LIMIT, ORDERS, Algorithm, run
 
-__all__ = ["ClientData", "FederatedDataset", "LocalSGD", "local_sgd", "draw_batches", "BACKENDS",
+__all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "local_sgd", "draw_batches", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
            "Algorithm", "ORDERS", "run", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT"]

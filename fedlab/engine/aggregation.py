@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedlab._validation import check_array, check_int
-from fedlab.models import Params
+from fedlab._validation import check_array, check_bool, check_int, check_real
+from fedlab.models import Params, check_param_dict
 
 __all__ = ["weighted_average", "broadcast", "gossip", "check_mixing_matrix"]
 
@@ -22,7 +22,7 @@ def weighted_average(params: Params, weights) -> Params:
     -------
     dict of Tensor (...)
     """
-    n_rows = next(iter(params.values())).shape[0]
+    n_rows = check_param_dict("params", params)
     w = check_array("weights", weights, shape=(n_rows,), nonnegative=True)
     if w.sum() <= 0:
         raise ValueError("weights must have a positive sum.")
@@ -33,11 +33,15 @@ def weighted_average(params: Params, weights) -> Params:
 def broadcast(params: Params, n_rows: int) -> Params:
     """Stack ``n_rows`` copies of one model's parameters (expanded views, copied on first write)."""
     check_int("n_rows", n_rows, low=1)
+    check_param_dict("params", params, stacked=False, nonempty=False)
     return {k: v.unsqueeze(0).expand(n_rows, *v.shape) for k, v in params.items()}
 
 
 def check_mixing_matrix(matrix, n: int, *, doubly_stochastic: bool = True, atol: float = 1e-6) -> np.ndarray:
     """Validate a gossip matrix: shape ``(n, n)``, non-negative, rows (and columns) summing to 1."""
+    n = check_int("n", n, low=1)
+    doubly_stochastic = check_bool("doubly_stochastic", doubly_stochastic)
+    atol = check_real("atol", atol, low=0)
     w = check_array("mixing_matrix", matrix, shape=(n, n), nonnegative=True)
     if not np.allclose(w.sum(1), 1.0, atol=atol):
         raise ValueError(f"mixing_matrix rows must sum to 1, got row sums in [{w.sum(1).min():.4g}, "
@@ -56,6 +60,6 @@ def gossip(params: Params, mixing_matrix) -> Params:
     params : dict of Tensor (K, ...)
     mixing_matrix : array-like (K, K), row-stochastic (checked; column sums are not required here)
     """
-    n = next(iter(params.values())).shape[0]
+    n = check_param_dict("params", params)
     w = torch.as_tensor(check_mixing_matrix(mixing_matrix, n, doubly_stochastic=False))
     return {k: torch.tensordot(w.to(v.dtype), v, dims=1) for k, v in params.items()}

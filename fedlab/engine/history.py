@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedlab._validation import check_choice
+from fedlab._validation import check_array, check_choice, check_int, check_type
 
 __all__ = ["History", "REDUCTIONS"]
 
@@ -52,6 +52,16 @@ class History:
     clients: dict[str, list[np.ndarray]] = field(default_factory=dict)
     log: list[dict] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for name in ("n_train", "n_test"):
+            if getattr(self, name) is not None:
+                setattr(self, name, check_array(name, getattr(self, name), ndim=1, nonnegative=True))
+        for i, r in enumerate(check_type("rounds", self.rounds, list)):
+            check_int(f"rounds[{i}]", r)
+        for name, values in check_type("clients", self.clients, dict).items():
+            check_type(f"clients[{name!r}]", values, list)
+        check_type("log", self.log, list)
+
     def record(self, round_: int, metrics: dict[str, np.ndarray]) -> None:
         """Append one evaluation: ``metrics[name]`` is an array with one value per client."""
         if self.n_train is None and metrics:
@@ -68,8 +78,7 @@ class History:
 
     def curve(self, name: str, reduce: str = "weighted") -> tuple[np.ndarray, np.ndarray]:
         """``(rounds, values)`` of metric ``name`` reduced over clients (see ``REDUCTIONS``)."""
-        if name not in self.clients:
-            raise KeyError(f"unknown metric {name!r}; recorded: {sorted(self.clients)}.")
+        self._check_name(name)
         fn = REDUCTIONS[check_choice("reduce", reduce, REDUCTIONS)]
         w = self.weights_for(name)
         return np.array(self.rounds), np.array([fn(v, w) for v in self.clients[name]])
@@ -80,7 +89,13 @@ class History:
 
     def per_client(self, name: str, index: int = -1) -> np.ndarray:
         """Per-client values of ``name`` at the ``index``-th evaluation (default: the last)."""
-        return self.clients[name][index]
+        values = self.clients[self._check_name(name)]
+        return values[check_int("index", index, low=-len(values), high=len(values) - 1)]
+
+    def _check_name(self, name: str) -> str:
+        if not isinstance(name, str) or name not in self.clients:
+            raise ValueError(f"name must be a recorded metric {sorted(self.clients)}, got {name!r}.")
+        return name
 
     def summary(self, reduce: str = "weighted") -> dict[str, float]:
         """Final value of every metric, plus the bottom decile of the accuracies."""

@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._rng import torch_generator
-from fedlab._validation import check_choice, check_int, check_real
-from fedlab.models import Model, Params
-from fedlab.engine.population import ClientData
+from fedlab._rng import check_key, torch_generator
+from fedlab._validation import check_choice, check_int, check_real, check_type
+from fedlab.models import Model, Params, check_params
+from fedlab.engine.population import ClientData, check_model_data
 
 __all__ = ["LocalSGD", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "local_sgd", "BACKENDS"]
 
@@ -86,8 +87,14 @@ def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> 
 
     The draw depends only on ``key`` (e.g. ``(seed, round, stream)``) and the sizes ``n``.
     """
-    if bool((n < 1).any()):
-        raise ValueError("every client needs at least one sample to draw a minibatch.")
+    check_type("n", n, Tensor)
+    if n.dim() != 1 or n.is_floating_point() or n.dtype == torch.bool:
+        raise TypeError(f"n must be a 1-D integer tensor of client sizes, got dtype {n.dtype} and shape "
+                        f"{tuple(n.shape)}.")
+    if n.numel() == 0 or bool((n < 1).any()):
+        raise ValueError("n: every client needs at least one sample to draw a minibatch (and n one client).")
+    steps, batch_size = check_int("steps", steps, low=1), check_int("batch_size", batch_size, low=1)
+    check_key(key)
     u = torch.rand((len(n), steps, batch_size), dtype=torch.float64, generator=torch_generator(*key))
     idx = (u * n.view(-1, 1, 1)).long()
     return torch.minimum(idx, (n - 1).view(-1, 1, 1))
@@ -221,16 +228,17 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
         Mean minibatch loss over the local steps (float64).
     """
     check_choice("backend", backend, ("auto", *BACKENDS))
-    rows_t = torch.arange(data.n_clients) if rows is None else torch.as_tensor(rows, dtype=torch.long)
+    check_model_data(model, data)
+    check_type("solver", solver, LocalSGD)
+    check_key(key)
+    rows_t = _check_rows(rows, data.n_clients)
     n_rows = len(rows_t)
-    if rows_t.dim() != 1 or n_rows == 0 or int(rows_t.min()) < 0 or int(rows_t.max()) >= data.n_clients:
-        raise ValueError(f"rows must be a non-empty 1-D list of client indices in [0, {data.n_clients}).")
-    for name, p in params.items():
-        if p.shape[0] != n_rows:
-            raise ValueError(f"params[{name!r}] has {p.shape[0]} rows, expected one per row ({n_rows}).")
+    check_params(model, params, rows=n_rows)
+    if anchor is not None:
+        check_params(model, anchor, rows=n_rows, name="anchor")
     weight = data.weight[rows_t] if sample_weight is None and data.weight is not None else sample_weight
-    if weight is not None and weight.shape != (n_rows, data.x.shape[1]):
-        raise ValueError(f"sample_weight must have shape ({n_rows}, {data.x.shape[1]}), got {tuple(weight.shape)}.")
+    if sample_weight is not None:
+        _check_sample_weight(sample_weight, (n_rows, data.x.shape[1]))
     idx = draw_batches(data.n, solver.local_steps, solver.batch_size, key)[rows_t]
     anchor = anchor if solver.prox_mu else None
     if solver.prox_mu and anchor is None:
@@ -244,6 +252,30 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
                               f"try a smaller lr (now {solver.lr}).")
     _check_parameter_norms(new_params, solver.lr)
     return new_params, local_loss
+
+
+def _check_rows(rows, n_clients: int) -> Tensor:
+    """The rows' clients as a 1-D long tensor of indices in [0, K) (default: every client once)."""
+    if rows is None:
+        return torch.arange(n_clients)
+    arr = rows if isinstance(rows, Tensor) else np.asarray(rows)
+    integer = not (arr.is_floating_point() or arr.dtype == torch.bool) if isinstance(arr, Tensor) else \
+        arr.dtype.kind in "iu"
+    if not integer:
+        raise TypeError(f"rows must be integer client indices, got dtype {arr.dtype}.")
+    rows_t = torch.as_tensor(arr, dtype=torch.long)
+    if rows_t.dim() != 1 or len(rows_t) == 0 or int(rows_t.min()) < 0 or int(rows_t.max()) >= n_clients:
+        raise ValueError(f"rows must be a non-empty 1-D list of client indices in [0, {n_clients}).")
+    return rows_t
+
+
+def _check_sample_weight(weight, shape: tuple[int, int]) -> None:
+    check_type("sample_weight", weight, Tensor)
+    if tuple(weight.shape) != shape or not weight.is_floating_point():
+        raise ValueError(f"sample_weight must be a float tensor of shape {shape}, got {weight.dtype} "
+                         f"{tuple(weight.shape)}.")
+    if not bool(torch.isfinite(weight).all()) or bool((weight < 0).any()):
+        raise ValueError("sample_weight must hold finite non-negative weights.")
 
 
 def _check_parameter_norms(params: Params, lr: float) -> None:

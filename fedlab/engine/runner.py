@@ -6,7 +6,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedlab._validation import check_choice, check_int
+from fedlab._validation import check_bool, check_callable, check_choice, check_int
 from fedlab.engine.history import History
 from fedlab.engine.local import DivergenceError
 from fedlab.engine.population import FederatedDataset
@@ -103,10 +103,17 @@ def run(algorithm: Algorithm, data: Any, *, rounds: int, seed: int = 0, eval_eve
     DivergenceError
         When a loss becomes non-finite.
     """
+    missing = [m for m in ("init", "round", "evaluate") if not callable(getattr(algorithm, m, None))]
+    if missing:
+        raise TypeError(f"algorithm must have init, round and evaluate methods, got {type(algorithm).__name__} "
+                        f"without {missing}.")
     check_int("rounds", rounds, low=0)
     check_int("eval_every", eval_every, low=1)
     check_int("seed", seed, low=0)
     check_choice("order", order, ORDERS)
+    if progress is not None:
+        check_bool("progress", progress)
+    check_callable("callback", callback, optional=True)
     if order == "evaluate_first" and eval_every != 1:
         raise ValueError(f"order='evaluate_first' scores every round: eval_every must be 1, got {eval_every}.")
     data_at = data if callable(data) else (lambda t: data)

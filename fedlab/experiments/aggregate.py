@@ -47,6 +47,12 @@ def _shape(value: Any) -> Any:
         return "ragged"
 
 
+def _check_records(records: Any) -> Iterable:
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be an iterable of run records (dicts), got {type(records).__name__}.")
+    return records
+
+
 def group_by_config(records: Iterable[Mapping]) -> list[list[Mapping]]:
     """Records grouped by config (and function), seeds together, in first-appearance order.
 
@@ -54,7 +60,7 @@ def group_by_config(records: Iterable[Mapping]) -> list[list[Mapping]]:
     and ``"result"`` raises a ``TypeError``.
     """
     groups: dict[str, list] = {}
-    for i, record in enumerate(records):
+    for i, record in enumerate(_check_records(records)):
         if not isinstance(record, Mapping) or any(k not in record for k in ("config", "seed", "result")):
             raise TypeError(f"records[{i}] must be a dict with 'config', 'seed' and 'result', got {record!r:.80}.")
         if "error" in record:
@@ -135,7 +141,7 @@ def to_table(records: Iterable[Mapping], metrics: Metric | Sequence[Metric], *, 
     list of dict
         One row per config, in first-appearance order.
     """
-    records = list(records)
+    records = list(_check_records(records))
     if isinstance(metrics, (str, type(None))) or callable(metrics):
         metrics = [metrics]
     if not isinstance(metrics, Sequence) or not metrics:
@@ -155,6 +161,6 @@ def to_table(records: Iterable[Mapping], metrics: Metric | Sequence[Metric], *, 
                     if value.ndim != 1:
                         raise ValueError(f"metric {name!r} has shape {value.shape}; to_table handles numbers "
                                          "and 1-D curves.")
-                    value = float(value[point])
+                    value = float(value[check_int("point", point, low=-len(value), high=len(value) - 1)])
                 row[f"{name}_{stat}"] = round(value, digits) if digits is not None else value
     return list(rows.values())

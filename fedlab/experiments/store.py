@@ -70,6 +70,8 @@ def to_jsonable(obj: Any, name: str = "value") -> Any:
     TypeError
         Naming the offending key when a value (or a dict key) has no JSON equivalent.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string (how to call obj in errors), got {type(name).__name__}.")
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):
@@ -118,6 +120,8 @@ def _check_seed(seed: Any) -> int | None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an integer or None, got {seed!r} of type {type(seed).__name__}.")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed}.")
     return int(seed)
 
 

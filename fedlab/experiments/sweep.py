@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedlab._validation import check_choice, check_int
+from fedlab._validation import check_bool, check_choice, check_int
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
 
 __all__ = ["grid", "sweep", "SweepError", "EXECUTORS"]
@@ -126,9 +126,9 @@ def grid(axes: Mapping | Sequence[Mapping] | None = None, /, **kwargs: Any) -> l
         return _one_grid(axes)
     if isinstance(axes, (list, tuple)):
         if not axes:
-            raise ValueError("grid got an empty list of grids.")
+            raise ValueError("axes is an empty list of grids.")
         return [c for g in axes for c in _one_grid(g)]
-    raise TypeError(f"grid takes a dict or a list of dicts, got {type(axes).__name__}.")
+    raise TypeError(f"axes must be a dict or a list of dicts, got {type(axes).__name__}.")
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -353,6 +353,19 @@ def _check_fn(fn: Any, kind: str) -> None:
         raise TypeError(f"fn {module}.{qualname} cannot be imported by that name in a worker; {hint}.")
 
 
+def _check_call(fn: Callable, configs: list[dict]) -> None:
+    """Every run's call ``fn(**config, seed=seed)`` must match ``fn``'s parameters (checked before any run)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: its runs will say
+        return
+    for i, config in enumerate(configs):
+        try:
+            signature.bind(**config, seed=0)
+        except TypeError as err:
+            raise TypeError(f"fn cannot be called as fn(**configs[{i}], seed=...): {err}.") from None
+
+
 def _check_seeds(seeds: Any) -> list[int]:
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, (bool, np.bool_)):
         seeds = [seeds]
@@ -474,7 +487,9 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
     _check_fn(fn, kind)
     configs = _check_configs(configs)
     seeds = _check_seeds(seeds)
+    progress = check_bool("progress", progress)
     store = _as_store(store)
+    _check_call(fn, configs)
     name = function_name(fn)
 
     tasks, records, seen = [], [], {}

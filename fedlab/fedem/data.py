@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.data.digits import load_digits_arrays
 from fedlab.data.partition import ClientArrays
 
@@ -63,6 +63,20 @@ class MixtureDataset:
     z_train: list
     z_test: list
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_type("train", self.train, ClientArrays)
+        check_type("test", self.test, ClientArrays)
+        t = self.train.n_clients
+        if self.test.n_clients != t:
+            raise ValueError(f"train and test must hold the same clients, got {t} and {self.test.n_clients}.")
+        check_simplex("pi", self.pi, ndim=2, shape=(t, None))
+        for name in ("z_train", "z_test"):
+            z = check_type(name, getattr(self, name), list)
+            sizes = (self.train if name == "z_train" else self.test).sizes
+            if len(z) != t or any(np.shape(zc) != (n,) for zc, n in zip(z, sizes)):
+                raise ValueError(f"{name} must hold the latent component of every sample of the {t} clients.")
+        check_type("meta", self.meta, dict)
 
     @property
     def n_clients(self) -> int:
@@ -147,6 +161,17 @@ def official_buggy_labels(labels_by_component: Sequence[np.ndarray], counts: Seq
     owner : np.ndarray of int64, shape (n,)
         Component whose label survived at each position, ``-1`` for the constant-0 tail.
     """
+    n = check_int("n", n, low=0)
+    counts = check_array("counts", counts, ndim=1, nonnegative=True)
+    if np.any(counts != np.round(counts)) or counts.sum() != n:
+        raise ValueError(f"counts must be whole numbers summing to n={n}, got {counts.tolist()}.")
+    counts = counts.astype(np.int64)
+    if not isinstance(labels_by_component, (list, tuple)) or len(labels_by_component) != len(counts):
+        raise TypeError(f"labels_by_component must be a list of {len(counts)} label arrays (one per count).")
+    for m, (labels, c) in enumerate(zip(labels_by_component, counts)):
+        arr = np.asarray(labels)
+        if arr.dtype.kind not in "iu" or arr.shape != (c,):
+            raise ValueError(f"labels_by_component[{m}] must hold {c} integer labels, got {arr.dtype} {arr.shape}.")
     y = np.zeros(n, dtype=np.int64)
     owner = np.full(n, -1, dtype=np.int64)
     for m, (labels, c) in enumerate(zip(labels_by_component, counts)):
@@ -247,6 +272,8 @@ def make_synthetic_mixture(n_clients: int = 300, *, n_components: int = 3, dim: 
     noise_level = check_real("noise_level", noise_level, low=0)
     n_test = check_int("n_test", n_test, low=0)
     label_mode = check_choice("label_mode", label_mode, LABEL_MODES)
+    replicate_official_bug = check_bool("replicate_official_bug", replicate_official_bug)
+    one_hot_weights = check_bool("one_hot_weights", one_hot_weights)
     rng = as_numpy_rng(rng)
     sizes = mixture_client_sizes(n_clients, n_min=n_min, n_max=n_max, rng=rng)
     if one_hot_weights:

@@ -8,6 +8,7 @@ over clients with weights = local test sizes, and the bottom decile of client ac
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import time
 from typing import Any, Callable
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, derive_seed
-from fedlab._validation import check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.data import MixtureDataset, make_digits_mixture, make_synthetic_mixture
@@ -118,11 +119,17 @@ DATASETS: dict[str, Callable[..., MixtureDataset]] = {
 def make_dataset(dataset: str, seed: int, **overrides: Any) -> MixtureDataset:
     """``DATASETS[dataset](seed, **overrides)``: the data of a seed (the data change with the seed)."""
     check_choice("dataset", dataset, DATASETS)
+    generator = make_digits_mixture if dataset == "digits" else make_synthetic_mixture
+    allowed = set(inspect.signature(generator).parameters) - {"rng"}
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise TypeError(f"unknown data options (data_kwargs) {unknown}; the {dataset} data take {sorted(allowed)}.")
     return DATASETS[dataset](check_int("seed", seed, low=0), **overrides)
 
 
 def model_for(data: MixtureDataset) -> Model:
     """A linear softmax classifier ``d -> C`` for the data set (a logistic model for the synthetic data)."""
+    check_type("data", data, MixtureDataset)
     return LinearModel(int(np.asarray(data.train.xs[0]).shape[1]), data.train.n_classes)
 
 
@@ -140,6 +147,9 @@ def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: f
                  batch_size: int, eval_every: int | None = None, **options: Any):
     """Build and run a method on a :class:`~fedlab.engine.FederatedDataset`; returns ``(algorithm, state, history)``."""
     solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+    rounds = check_int("rounds", rounds, low=0)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, low=1)
     alg = build_method(name, model, solver, **options)
     state, history = run(alg, data, rounds=rounds, seed=seed, eval_every=eval_every or max(1, rounds // 10),
                          progress=False)
@@ -147,7 +157,26 @@ def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: f
 
 
 def _training(kw: dict) -> dict:
-    return {**TRAINING, **kw}
+    """The shared budget with the caller's overrides, checked (names and values)."""
+    unknown = sorted(set(kw) - set(TRAINING) - {"eval_every"})
+    if unknown:
+        raise TypeError(f"unknown training options {unknown}; the options are {sorted(TRAINING)} and eval_every.")
+    cfg = {**TRAINING, **kw}
+    LocalSGD(lr=cfg["lr"], local_steps=cfg["local_steps"], batch_size=cfg["batch_size"])
+    check_int("rounds", cfg["rounds"], low=0)
+    if cfg.get("eval_every") is not None:
+        check_int("eval_every", cfg["eval_every"], low=1)
+    return cfg
+
+
+def _data_kwargs(data_kwargs) -> dict:
+    return dict(check_type("data_kwargs", data_kwargs, dict, optional=True) or {})
+
+
+def _positive_ints(name: str, values) -> list[int]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list, np.ndarray)) or len(values) == 0:
+        raise TypeError(f"{name} must be a non-empty sequence of integers >= 1, got {values!r}.")
+    return [check_int(f"{name}[{i}]", v, low=1) for i, v in enumerate(values)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,6 +209,8 @@ def erdos_renyi_mixing(n: int, p: float = 0.5, seed: int = 0, *, weights: str = 
     n = check_int("n", n, low=1)
     p = check_real("p", p, low=0, high=1, low_open=True)
     check_choice("weights", weights, ("fmmc", "metropolis", "local_degree"))
+    check_int("seed", seed, low=0)
+    self_loops = check_bool("self_loops", self_loops)
     for attempt in range(check_int("max_tries", max_tries, low=1)):
         graph = nx.gnp_random_graph(n, p, seed=derive_seed(seed, attempt) % (2 ** 32))
         if nx.is_connected(graph):
@@ -210,11 +241,15 @@ def component_cosines(params: dict, theta: np.ndarray) -> np.ndarray:
     np.ndarray (M,)
         Cosine of each true component with its matched learned component (``M' >= M``).
     """
+    if not isinstance(params, dict) or not isinstance(params.get("weight"), torch.Tensor):
+        raise TypeError(f"params must be a dict with the stacked tensor 'weight' (M, 2, d), got {params!r:.80}.")
     w = params["weight"].detach().to(torch.float64).numpy()
     if w.ndim != 3 or w.shape[1] != 2:
         raise ValueError(f"params['weight'] must have shape (M, 2, d), got {w.shape}.")
     direction = w[:, 1] - w[:, 0]
-    theta = np.asarray(theta, dtype=float)
+    theta = check_array("theta", theta, shape=(None, w.shape[2]))
+    if theta.shape[0] == 0:
+        raise ValueError("theta must hold at least one true component.")
     cos = (theta / np.linalg.norm(theta, axis=1, keepdims=True)) @ \
         (direction / np.maximum(np.linalg.norm(direction, axis=1, keepdims=True), 1e-30)).T
     if direction.shape[0] < theta.shape[0]:
@@ -226,7 +261,7 @@ def component_cosines(params: dict, theta: np.ndarray) -> np.ndarray:
 
 def match_components(pi_learned, pi_true) -> tuple[int, ...]:
     """The permutation ``perm`` of learned components minimising ``sum |pi_learned[:, perm] - pi_true|``."""
-    a, b = np.asarray(pi_learned, dtype=float), np.asarray(pi_true, dtype=float)
+    a, b = check_simplex("pi_learned", pi_learned, ndim=2), check_simplex("pi_true", pi_true, ndim=2)
     if a.shape != b.shape:
         raise ValueError(f"pi_learned and pi_true must have the same shape, got {a.shape} and {b.shape}.")
     return min(itertools.permutations(range(a.shape[1])), key=lambda perm: np.abs(a[:, list(perm)] - b).sum())
@@ -246,6 +281,7 @@ def oracle_accuracy(data: MixtureDataset) -> dict:
         ``average`` and ``bottom_decile`` (protocol of :data:`~fedlab.algorithms.personalized.PROTOCOL`) and
         per-client ``accuracy``.
     """
+    check_type("data", data, MixtureDataset)
     acc = []
     gen = data.meta.get("generator")
     for t in range(data.n_clients):
@@ -307,10 +343,18 @@ def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "
         ``{method: {"average", "bottom_decile", "train_average", "rounds", "curve", "bottom_curve",
         "seconds"}}`` (accuracies in [0, 1]); FedEM entries add ``cosines`` (synthetic) and ``pi_error``.
     """
-    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    methods = [check_choice("methods", name, PRESETS) for name in check_type("methods", methods, (tuple, list))]
+    if not methods:
+        raise ValueError("methods must name at least one method.")
+    method_kwargs = check_type("method_kwargs", method_kwargs, dict, optional=True)
+    for name, opts in (method_kwargs or {}).items():
+        check_type(f"method_kwargs[{name!r}]", opts, dict)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, low=1)
+    cfg = _training(training)
+    data = make_dataset(dataset, seed, **_data_kwargs(data_kwargs))
     fed = data.federated()
     model = model_for(data)
-    cfg = _training(training)
     out = {}
     for name in methods:
         opts = dict((method_kwargs or {}).get(name, {}))
@@ -346,8 +390,12 @@ def effect_of_m(*, dataset: str = "synthetic", m_values=(1, 2, 3, 4, 5), seed: i
 
     Returns ``{"M": [...], "average": [...], "bottom_decile": [...], "curves": [...], "rounds": [...]}``.
     """
-    data = make_dataset(dataset, seed, **(data_kwargs or {}))
-    fed, model, cfg = data.federated(), model_for(data), _training(training)
+    m_values = _positive_ints("m_values", m_values)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, low=1)
+    cfg = _training(training)
+    data = make_dataset(dataset, seed, **_data_kwargs(data_kwargs))
+    fed, model = data.federated(), model_for(data)
     out = {"M": [], "average": [], "bottom_decile": [], "curves": [], "rounds": []}
     for m in m_values:
         _, _, history = train_method("fedem", fed, model, seed=seed, n_components=int(m), eval_every=eval_every,
@@ -376,10 +424,13 @@ def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n
         ``"seen_fedem"`` (FedEM on the training clients) and ``"pi_entropy"`` (mean entropy of π, seen vs
         unseen, thesis App. E.11).
     """
-    data = make_dataset(dataset, seed, **(data_kwargs or {}))
+    n_iter = _positive_ints("n_iter", n_iter)
+    check_real("train_fraction", train_fraction, low=0, high=1, low_open=True, high_open=True)
+    cfg = _training(training)
+    data = make_dataset(dataset, seed, **_data_kwargs(data_kwargs))
     seen, unseen = data.split_clients(train_fraction)
     fed_seen, fed_new = seen.federated(), unseen.federated()
-    model, cfg = model_for(data), _training(training)
+    model = model_for(data)
     n_test = fed_new.test.n.numpy()
     out: dict[str, Any] = {}
 
@@ -417,8 +468,15 @@ def decentralized_vs_server(*, dataset: str = "synthetic", p: float = 0.5, seed:
     """
     from fedlab.mixing import second_largest_eigenvalue_modulus
 
-    data = make_dataset(dataset, seed, **(data_kwargs or {}))
-    fed, model, cfg = data.federated(), model_for(data), _training(training)
+    train_with = [check_choice("train_with", m, ("fmmc", "metropolis"))
+                  for m in check_type("train_with", train_with, (tuple, list))]
+    server = check_bool("server", server)
+    check_real("p", p, low=0, high=1, low_open=True)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, low=1)
+    cfg = _training(training)
+    data = make_dataset(dataset, seed, **_data_kwargs(data_kwargs))
+    fed, model = data.federated(), model_for(data)
     w_fmmc, graph = erdos_renyi_mixing(data.n_clients, p, seed, weights="fmmc")
     w_metro = erdos_renyi_mixing(data.n_clients, p, seed, weights="metropolis")[0]
     out: dict[str, Any] = {"slem": {"fmmc": second_largest_eigenvalue_modulus(w_fmmc),
@@ -438,9 +496,10 @@ def decentralized_vs_server(*, dataset: str = "synthetic", p: float = 0.5, seed:
 def cluster_recovery(*, n_components: int = 2, seed: int = 0, data_kwargs: dict | None = None,
                      **training: Any) -> dict:
     """FedEM on clustered data (one-hot π*, thesis App. E.12): cluster accuracy and component cosines."""
+    cfg = _training(training)
     data = make_dataset("synthetic", seed, **{"n_components": n_components, "one_hot_weights": True,
-                                               **(data_kwargs or {})})
-    fed, model, cfg = data.federated(), model_for(data), _training(training)
+                                               **_data_kwargs(data_kwargs)})
+    fed, model = data.federated(), model_for(data)
     _, state, h = train_method("fedem", fed, model, seed=seed, n_components=n_components, **cfg)
     truth, learned = data.pi.argmax(1), state.pi.numpy().argmax(1)
     acc = max(np.mean(np.asarray(perm)[learned] == truth) for perm in itertools.permutations(range(n_components)))
@@ -464,6 +523,9 @@ def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int 
     """
     from fedlab.engine import FederatedDataset
 
+    n_clients, n_samples = check_int("n_clients", n_clients, low=2), check_int("n_samples", n_samples, low=2)
+    dim = check_int("dim", dim, low=1)
+    cfg = _training({"rounds": 50, **training})
     rng = np.random.default_rng(derive_seed(seed, Stream.FEDEM_NEW_CLIENTS))
     w = rng.standard_normal(dim)
     xs, ys = [], []
@@ -473,7 +535,7 @@ def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int 
         xs.append(x)
         ys.append(y if k % 2 == 0 else 1 - y)
     fed = FederatedDataset.from_client_arrays(xs, ys, test_fraction=0.5, n_classes=2, seed=seed)
-    model, cfg = LinearModel(dim, 2), _training({"rounds": 50, **training})
+    model = LinearModel(dim, 2)
     out = {}
     for label, name, opts in (("Local", "local", {}), ("FedAvg", "fedavg", {}),
                               ("FedEM (M=2)", "fedem", {"n_components": 2})):

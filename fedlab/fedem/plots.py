@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int
-from fedlab.gmm import responsibilities
-from fedlab.plots import figure_axes
+from fedlab._validation import check_array, check_int, check_real, check_simplex, check_type
+from fedlab.engine import History
+from fedlab.gmm import GMMState, responsibilities
+from fedlab.plots import check_axes, figure_axes
 
 __all__ = ["plot_gmm_em", "plot_method_bars", "plot_effect_of_m", "plot_simplex", "simplex_coordinates"]
 
@@ -37,6 +38,12 @@ def plot_gmm_em(x, states, history, iteration: int, *, axes=None):
     x = check_array("x", x, ndim=2)
     if x.shape[1] != 2:
         raise ValueError(f"x must have 2 columns, got {x.shape[1]}.")
+    if not isinstance(states, list) or not states or not all(isinstance(s, GMMState) for s in states):
+        raise TypeError("states must be the non-empty list of GMMState of federated_gmm_em.")
+    check_type("history", history, History)
+    if "log_likelihood" not in history.clients:
+        raise ValueError("history must record the log-likelihood (the History of federated_gmm_em).")
+    check_axes("axes", axes, n=2)
     last = len(states) - 1
     it = check_int("iteration", iteration, low=0, high=last)
     _, ll = history.curve("log_likelihood")
@@ -85,6 +92,17 @@ def plot_method_bars(results: dict, *, metrics=("average", "bottom_decile"), ax=
     fig, data
         ``data[method][metric] = {"mean", "std", "values"}`` (scaled).
     """
+    check_type("results", results, dict)
+    metrics = check_type("metrics", metrics, (tuple, list))
+    if not results or not metrics:
+        raise ValueError("results and metrics must be non-empty.")
+    for name, scores in results.items():
+        check_type(f"results[{name!r}]", scores, dict)
+        for metric in metrics:
+            if metric not in scores:
+                raise ValueError(f"metrics: results[{name!r}] has no {metric!r}, it has {sorted(scores)}.")
+            check_array(f"results[{name!r}][{metric!r}]", scores[metric], ndim=1)
+    scale = check_real("scale", scale, low=0, low_open=True)
     fig, ax = figure_axes(ax, (max(5.0, 0.8 * len(results) + 2), 3.4))
     methods = list(results)
     width = 0.8 / len(metrics)
@@ -121,11 +139,23 @@ def plot_effect_of_m(m_values, average, bottom_decile, *, highlight: int | None 
     highlight : int, optional
         An M value to mark.
     """
+    m = check_array("m_values", m_values, ndim=1)
+    if m.size == 0 or np.any(m < 1) or np.any(m != np.round(m)):
+        raise ValueError(f"m_values must hold numbers of components (integers >= 1), got {m.tolist()}.")
+    curves = {}
+    for label, name, runs in (("average", "average", average), ("bottom decile", "bottom_decile", bottom_decile)):
+        curves[label] = np.atleast_2d(check_array(name, runs))
+        if curves[label].ndim != 2 or curves[label].shape[1] != m.size:
+            raise ValueError(f"{name} must have shape (n_seeds, {m.size}) or ({m.size},), got {np.shape(runs)}.")
+        if np.any((curves[label] < 0) | (curves[label] > 1)):
+            raise ValueError(f"{name} must hold accuracies in [0, 1].")
+    if highlight is not None:
+        check_int("highlight", highlight, low=1)
+    scale = check_real("scale", scale, low=0, low_open=True)
     fig, ax = figure_axes(ax, (4.8, 3.4))
-    m = np.asarray(m_values)
     data = {"M": m}
-    for label, runs in (("average", average), ("bottom decile", bottom_decile)):
-        runs = scale * np.atleast_2d(np.asarray(runs, dtype=float))
+    for label, runs in curves.items():
+        runs = scale * runs
         mean, std = runs.mean(0), runs.std(0)
         ax.errorbar(m, mean, yerr=std, marker="o", capsize=3, label=label)
         data[label] = {"mean": mean, "std": std}
@@ -142,25 +172,31 @@ def plot_effect_of_m(m_values, average, bottom_decile, *, highlight: int | None 
 
 def simplex_coordinates(pi) -> np.ndarray:
     """Barycentric points of the 2-simplex ``(n, 3)`` -> planar coordinates ``(n, 2)`` of an equilateral triangle."""
-    pi = check_array("pi", pi, ndim=2, nonnegative=True)
-    if pi.shape[1] != 3:
-        raise ValueError(f"pi must have 3 columns (M = 3), got {pi.shape[1]}.")
+    return _planar("pi", pi)
+
+
+def _planar(name: str, pi) -> np.ndarray:
+    pi = check_simplex(name, pi, ndim=2, size=3)
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
     return (pi / pi.sum(1, keepdims=True)) @ corners
 
 
 def plot_simplex(pi_true, pi_learned=None, *, ax=None, title: str | None = None):
     """Clients' mixture weights on the triangle (M = 3): true π* (circles) and learned π (crosses), joined."""
+    true_xy = _planar("pi_true", pi_true)
+    if len(true_xy) == 0:
+        raise ValueError("pi_true must hold at least one client.")
+    learned_xy = None if pi_learned is None else _planar("pi_learned", pi_learned)
+    if learned_xy is not None and learned_xy.shape != true_xy.shape:
+        raise ValueError(f"pi_learned must have the shape of pi_true {np.shape(pi_true)}, got {np.shape(pi_learned)}.")
     fig, ax = figure_axes(ax, (4.2, 3.8))
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2], [0.0, 0.0]])
     ax.plot(corners[:, 0], corners[:, 1], "k-", lw=0.8)
     for i, c in enumerate(corners[:3]):
         ax.annotate(f"m={i}", c, xytext=(-6 if i == 0 else 4, -12 if i < 2 else 4), textcoords="offset points")
-    true_xy = simplex_coordinates(pi_true)
     ax.scatter(true_xy[:, 0], true_xy[:, 1], s=18, facecolor="none", edgecolor="tab:blue", label="true π*")
     data = {"true": true_xy}
-    if pi_learned is not None:
-        learned_xy = simplex_coordinates(pi_learned)
+    if learned_xy is not None:
         ax.scatter(learned_xy[:, 0], learned_xy[:, 1], s=14, marker="x", color="tab:red", label="learned π")
         for a, b in zip(true_xy, learned_xy):
             ax.plot([a[0], b[0]], [a[1], b[1]], color="grey", lw=0.5)

@@ -41,9 +41,9 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.engine import ClientData, FederatedDataset, LocalSGD, metrics_from_proba
-from fedlab.models import MLP, Model, Params, SmallCNN
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
+from fedlab.engine import ClientData, FederatedDataset, LocalSGD, check_model_data, metrics_from_proba
+from fedlab.models import MLP, Model, Params, SmallCNN, check_params
 from fedlab.algorithms._common import (ServerState, evaluate_global)
 from fedlab.algorithms import (APFL, METHODS, ClusteredFL, Ditto, FedAvg, FedAvgPlus, FedEM, FedRep, Local)
 
@@ -136,21 +136,6 @@ def _n_outputs(model: Model) -> int:
     return model.out_features if isinstance(model, MLP) else model.n_classes
 
 
-def _check_params(model: Model, params: Params, stacked: bool) -> None:
-    if not isinstance(params, dict) or not params:
-        raise TypeError(f"params must be a non-empty dict of tensors, got {type(params).__name__}.")
-    ref = model.init(torch.Generator().manual_seed(0))
-    if set(params) != set(ref):
-        raise ValueError(f"params must have keys {sorted(ref)}, got {sorted(params)}.")
-    for name, value in params.items():
-        expected = tuple(ref[name].shape)
-        got = tuple(value.shape[1:]) if stacked else tuple(value.shape)
-        if got != expected:
-            kind = "stacked (R, ...)" if stacked else "unstacked"
-            raise ValueError(f"params[{name!r}] must be {kind} with trailing shape {expected}, "
-                             f"got {tuple(value.shape)}.")
-
-
 @torch.no_grad()
 def embed_and_proba(model: Model, params: Params, x, *, stacked: bool = False) -> tuple[Tensor, Tensor]:
     r"""Representation :math:`\phi_{h_S}(x)` and predicted probabilities :math:`h_S(x)` in one forward pass.
@@ -170,8 +155,11 @@ def embed_and_proba(model: Model, params: Params, x, *, stacked: bool = False) -
         Softmax of the logits (exactly ``softmax(model.forward(params, x))``).
     """
     fn = _features_fn(model)
-    _check_params(model, params, stacked)
-    x = x if isinstance(x, Tensor) else torch.as_tensor(np.asarray(x), dtype=torch.float32)
+    stacked = check_bool("stacked", stacked)
+    check_params(model, params, stacked=stacked)
+    x = x if isinstance(x, Tensor) else torch.as_tensor(check_array("x", x), dtype=torch.float32)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x must contain only finite values.")
     if stacked:
         if x.dim() < 3 or x.shape[0] != next(iter(params.values())).shape[0]:
             raise ValueError(f"stacked x must have shape (R, n, ...) with R = {next(iter(params.values())).shape[0]}, "
@@ -209,6 +197,17 @@ class ClientFeatures:
     proba: list
     labels: list
 
+    def __post_init__(self) -> None:
+        parts = {name: check_type(name, getattr(self, name), list) for name in ("keys", "proba", "labels")}
+        if not parts["keys"] or len({len(v) for v in parts.values()}) > 1:
+            raise ValueError(f"keys, proba and labels must hold one entry per client (>= 1), got "
+                             f"{[len(v) for v in parts.values()]}.")
+        for t, (k, p, y) in enumerate(zip(*parts.values())):
+            k, p, y = check_array(f"keys[{t}]", k, ndim=2), check_array(f"proba[{t}]", p, ndim=2), np.asarray(y)
+            if y.ndim != 1 or y.dtype.kind not in "iu" or len(k) != len(y) or len(p) != len(y):
+                raise ValueError(f"keys[{t}], proba[{t}] and labels[{t}] must describe the same {len(y)} samples "
+                                 f"(labels: integers).")
+
     @property
     def n_clients(self) -> int:
         return len(self.keys)
@@ -240,6 +239,9 @@ def client_features(model: Model, params: Params, data: ClientData) -> ClientFea
         raise TypeError(f"data must be a ClientData, got {type(data).__name__}.")
     if data.y.is_floating_point():
         raise ValueError("kNN-Per is for classification: data.y must hold integer labels.")
+    _features_fn(model)
+    check_model_data(model, data)
+    check_params(model, params, stacked=False)
     flat = data.x[data.mask]
     emb, proba = embed_and_proba(model, params, flat) if len(flat) else (None, None)
     sizes = data.n.tolist()
@@ -392,6 +394,14 @@ def _lam(name: str, lam) -> float:
     return check_real(name, lam, low=0, high=1)
 
 
+def _probabilities(name: str, value) -> np.ndarray:
+    """Probabilities (array-like or Tensor): finite, in [0, 1]."""
+    arr = check_array(name, value.detach().cpu().numpy() if isinstance(value, Tensor) else value)
+    if np.any((arr < 0) | (arr > 1 + 1e-9)):
+        raise ValueError(f"{name} must hold probabilities in [0, 1], got values in [{arr.min():.4g}, {arr.max():.4g}].")
+    return arr
+
+
 def interpolate(p_knn, p_global, lam):
     r"""Interpolated prediction :math:`\lambda\,p_{kNN} + (1-\lambda)\,p_{global}` (thesis eq. (3.33)).
 
@@ -407,8 +417,8 @@ def interpolate(p_knn, p_global, lam):
     ``p_knn`` exactly.
     """
     as_tensor = isinstance(p_global, Tensor)
-    g = p_global.detach().cpu().numpy() if as_tensor else np.asarray(p_global, dtype=float)
-    q = p_knn.detach().cpu().numpy() if isinstance(p_knn, Tensor) else np.asarray(p_knn, dtype=float)
+    g = _probabilities("p_global", p_global)
+    q = _probabilities("p_knn", p_knn)
     if g.ndim != 2 or q.shape != g.shape:
         raise ValueError(f"p_knn and p_global must have the same shape (n, C), got {q.shape} and {g.shape}.")
     if np.ndim(lam) == 0:
@@ -435,14 +445,14 @@ def lambda_accuracies(p_knn, p_global, y, grid: Sequence[float] = LAMBDA_GRID) -
     -------
     np.ndarray (len(grid),); NaN when n = 0.
     """
-    grid_arr = check_array("grid", grid, ndim=1)
-    if grid_arr.size == 0 or np.any((grid_arr < 0) | (grid_arr > 1)):
-        raise ValueError(f"grid must be a non-empty sequence of numbers in [0, 1], got {list(grid_arr)}.")
-    q = np.asarray(p_knn, dtype=float)
-    g = np.asarray(p_global, dtype=float)
+    grid_arr = check_grid("grid", grid)
+    q = _probabilities("p_knn", p_knn)
+    g = _probabilities("p_global", p_global)
     y = np.asarray(y)
     if q.shape != g.shape or q.ndim != 2 or y.shape != (len(g),):
         raise ValueError(f"p_knn, p_global must be (n, C) and y (n,), got {q.shape}, {g.shape}, {y.shape}.")
+    if y.size and (y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= g.shape[1]):
+        raise ValueError(f"y must hold integer labels in [0, {g.shape[1]}).")
     if len(y) == 0:
         return np.full(len(grid_arr), np.nan)
     mix = grid_arr[:, None, None] * q[None] + (1 - grid_arr[:, None, None]) * g[None]
@@ -576,6 +586,7 @@ def build_datastores(features: ClientFeatures, *, capacity: float = 1.0, seed: i
 
     Client k's subset is drawn from ``(seed, k)`` (nested across capacities).
     """
+    check_type("features", features, ClientFeatures)
     check_real("capacity", capacity, low=0, high=1)
     check_int("seed", seed, low=0)
     return [Datastore.build(keys, labels, features.n_classes, capacity=capacity,
@@ -614,6 +625,12 @@ class KNNPerModel:
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _features_fn(self.model)
+        check_params(self.model, self.params, stacked=False)
+        stores = check_type("datastores", self.datastores, (tuple, list))
+        if not stores or not all(isinstance(s, Datastore) for s in stores):
+            raise TypeError("datastores must be a non-empty tuple of Datastore, one per client.")
+        check_type("info", self.info, dict)
         check_int("k", self.k, low=1)
         check_real("sigma", self.sigma, low=0, low_open=True)
         check_choice("kernel", self.kernel, KERNELS)
@@ -762,6 +779,10 @@ def personalize(model: Model, params: Params, datastore: ClientData, *, validati
     check_choice("tie", tie, TIE_RULES)
     check_choice("backend", backend, KNN_BACKENDS)
     check_int("seed", seed, low=0)
+    check_type("datastore", datastore, ClientData)
+    check_type("validation", validation, ClientData, optional=True)
+    include_validation = check_bool("include_validation", include_validation)
+    check_grid("lambda_grid", lambda_grid)
     if lam is None and validation is None:
         raise ValueError("give either lam (fixed interpolation weight) or validation data to select it on.")
     if validation is not None and validation.n_clients != datastore.n_clients:
@@ -791,6 +812,14 @@ def personalize(model: Model, params: Params, datastore: ClientData, *, validati
                        np.asarray(lam_arr, dtype=float), k, sigma, kernel, backend, info)
 
 
+def check_grid(name: str, values) -> np.ndarray:
+    """A non-empty 1-D grid of numbers in [0, 1] (capacities or interpolation weights)."""
+    arr = check_array(name, values, ndim=1)
+    if arr.size == 0 or np.any((arr < 0) | (arr > 1)):
+        raise ValueError(f"{name} must be a non-empty sequence of numbers in [0, 1], got {list(arr)}.")
+    return arr
+
+
 def accuracy_grid(store: ClientFeatures, query: ClientFeatures, *, capacities: Sequence[float],
                   lambdas: Sequence[float], k: int = 10, sigma: float = 1.0, kernel: str = "exp_dist", seed: int = 0,
                   backend: str = "torch") -> np.ndarray:
@@ -816,11 +845,12 @@ def accuracy_grid(store: ClientFeatures, query: ClientFeatures, *, capacities: S
     np.ndarray (len(capacities), len(lambdas), K)
         Accuracy of each client (NaN for clients without queries).
     """
-    caps = check_array("capacities", capacities, ndim=1)
-    lams = check_array("lambdas", lambdas, ndim=1)
-    for name, arr in (("capacities", caps), ("lambdas", lams)):
-        if arr.size == 0 or np.any((arr < 0) | (arr > 1)):
-            raise ValueError(f"{name} must be a non-empty sequence of numbers in [0, 1], got {list(arr)}.")
+    caps, lams = check_grid("capacities", capacities), check_grid("lambdas", lambdas)
+    check_type("store", store, ClientFeatures)
+    check_type("query", query, ClientFeatures)
+    check_real("sigma", sigma, low=0, low_open=True)
+    check_choice("kernel", kernel, KERNELS)
+    check_choice("backend", backend, KNN_BACKENDS)
     if store.n_clients != query.n_clients:
         raise ValueError(f"store and query must have the same clients, got {store.n_clients} and {query.n_clients}.")
     k = check_int("k", k, low=1)
@@ -883,9 +913,11 @@ class KNNPer(FedAvg):
         self.validation, self.lam = validation, lam
         self.knn = dict(k=check_int("k", k, low=1), sigma=check_real("sigma", sigma, low=0, low_open=True),
                         kernel=check_choice("kernel", kernel, KERNELS),
-                        capacity=check_real("capacity", capacity, low=0, high=1), lambda_grid=tuple(lambda_grid),
+                        capacity=check_real("capacity", capacity, low=0, high=1),
+                        lambda_grid=tuple(check_grid("lambda_grid", lambda_grid).tolist()),
                         lambda_selection=check_choice("lambda_selection", lambda_selection, LAMBDA_SELECTIONS),
-                        tie=check_choice("tie", tie, TIE_RULES), include_validation=bool(include_validation),
+                        tie=check_choice("tie", tie, TIE_RULES),
+                        include_validation=check_bool("include_validation", include_validation),
                         backend=check_choice("knn_backend", knn_backend, KNN_BACKENDS))
 
     def personalize(self, state: ServerState, datastore: ClientData, validation: ClientData | None = None,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_real
+from fedlab._validation import check_array, check_real
 
 __all__ = [
     "KNNBoundConstants",
@@ -82,9 +82,9 @@ def knn_bound_constants(gamma1: float, gamma2: float, d_H: float, *, delta1: flo
 
 
 def _positive_array(name: str, value, low: float = 0.0, low_open: bool = True) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.size == 0 or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite numbers, got {value!r}.")
+    arr = check_array(name, value)
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one number, got {value!r}.")
     bad = arr <= low if low_open else arr < low
     if np.any(bad):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got minimum {arr.min()}.")
@@ -182,8 +182,8 @@ def theorem_3_6_1(lam, L_star: float, disc: float, n_t, n: float, p, d_H: float,
     >>> round(float(theorem_3_6_1(0.5, 0.1, 0.2, 100, 10000, 16, 10, 1.0, 1.0)), 3)
     25.806
     """
-    lam_arr = np.asarray(lam, dtype=float)
-    if lam_arr.size == 0 or not np.all(np.isfinite(lam_arr)) or np.any((lam_arr < 0) | (lam_arr > 1)):
+    lam_arr = check_array("lam", lam)
+    if lam_arr.size == 0 or np.any((lam_arr < 0) | (lam_arr > 1)):
         raise ValueError(f"lam must lie in [0, 1], got {lam!r}.")
     b0, s = bound_intercept_slope(L_star, disc, n_t, n, p, d_H, gamma1, gamma2, delta1=delta1, delta2=delta2)
     out = np.asarray(b0) + lam_arr * np.asarray(s)

@@ -20,13 +20,13 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.algorithms.fedavg import FedAvg
-from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, ClientFeatures, Datastore, accuracy_grid, client_features,
-                                      embedding_dim, personalize)
+from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore, accuracy_grid,
+                                      check_grid, client_features, embedding_dim, personalize)
 from fedlab.data import load_digits_arrays, partition_dirichlet
 from fedlab.engine import REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, run
-from fedlab.models import MLP, Model, Params
+from fedlab.models import MLP, Model, Params, check_model
 
 __all__ = [
     "PAPER_TABLE_3_5",
@@ -98,6 +98,9 @@ DIGITS_HIDDEN = (32, 16)
 
 def digits_model(hidden: Sequence[int] = DIGITS_HIDDEN) -> MLP:
     """The chapter's global model: MLP 64 → 32 → 16 → 10; the representation is the 16-d last hidden layer."""
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, (tuple, list)) or len(hidden) == 0:
+        raise TypeError(f"hidden must be a non-empty sequence of layer widths (kNN-Per needs a representation), "
+                        f"got {hidden!r}.")
     return MLP(64, tuple(hidden), 10)
 
 
@@ -108,6 +111,8 @@ def _arrays(data: ClientData, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def concat_clients(a: ClientData, b: ClientData) -> ClientData:
     """Client-wise union of two populations of the same clients (e.g. train ∪ validation)."""
+    check_type("a", a, ClientData)
+    check_type("b", b, ClientData)
     if a.n_clients != b.n_clients:
         raise ValueError(f"a and b must have the same number of clients, got {a.n_clients} and {b.n_clients}.")
     xs, ys = [], []
@@ -128,8 +133,13 @@ class SplitFederation:
     n_classes: int
 
     def __post_init__(self) -> None:
+        for name in ("train", "val", "test"):
+            check_type(name, getattr(self, name), ClientData)
+        check_int("n_classes", self.n_classes, low=1)
         if not (self.train.n_clients == self.val.n_clients == self.test.n_clients):
             raise ValueError("train, val and test must hold the same clients.")
+        FederatedDataset(self.train, self.test, self.n_classes)  # the labels fit n_classes
+        FederatedDataset(self.val, self.test, self.n_classes)
 
     @property
     def n_clients(self) -> int:
@@ -183,7 +193,9 @@ def digits_split(n_clients: int = 20, alpha: float = 0.3, seed: int = 0, *, val_
     test_fraction = check_real("test_fraction", test_fraction, low=0, high=0.5)
     x, y = load_digits_arrays()
     if pool is not None:
-        pool = np.asarray(pool, dtype=np.int64)
+        pool = np.asarray(pool)
+        if pool.ndim != 1 or pool.dtype.kind not in "iu" or pool.size == 0 or pool.min() < 0 or pool.max() >= len(y):
+            raise ValueError(f"pool must be a non-empty 1-D array of sample indices in [0, {len(y)}).")
         x, y = x[pool], y[pool]
     part = partition_dirichlet(y, n_clients, alpha, min_size=min_size, rng=numpy_rng(seed, 0, Stream.KNNPER_SPLIT))
     rng = numpy_rng(seed, 1, Stream.KNNPER_SPLIT)
@@ -195,8 +207,10 @@ def digits_split(n_clients: int = 20, alpha: float = 0.3, seed: int = 0, *, val_
 
 def scores(per_client_accuracy, n_test) -> dict[str, float]:
     """``average`` (weighted by local test size) and ``bottom_decile`` (10th percentile) of client accuracies."""
-    acc = np.asarray(per_client_accuracy, dtype=float)
-    w = np.asarray(n_test, dtype=float)
+    acc = check_array("per_client_accuracy", per_client_accuracy, ndim=1, finite=False)
+    if np.any(np.isinf(acc)) or np.any((acc < 0) | (acc > 1)):
+        raise ValueError("per_client_accuracy must hold accuracies in [0, 1] (NaN for a client without test data).")
+    w = check_array("n_test", n_test, shape=acc.shape, nonnegative=True)
     return {"average": REDUCTIONS["weighted"](acc, w), "bottom_decile": REDUCTIONS["bottom_decile"](acc, w)}
 
 
@@ -223,8 +237,9 @@ def train_global(data: FederatedDataset, *, rounds: int, seed: int, lr: float = 
     """FedAvg's global model on ``data.train``; returns ``(params, seconds, {round: params})`` for the checkpoints."""
     model = digits_model(hidden)
     alg = FedAvg(model, _solver(lr, local_steps, batch_size))
+    check_int("rounds", rounds, low=0)
     saved: dict[int, Params] = {}
-    marks = set(int(c) for c in checkpoints)
+    marks = set(_rounds("checkpoints", checkpoints, low=0, nonempty=False))
 
     def keep(state, info):
         if state.round in marks:
@@ -235,6 +250,42 @@ def train_global(data: FederatedDataset, *, rounds: int, seed: int, lr: float = 
     if 0 in marks:
         saved[0] = {k: v.clone() for k, v in alg.init(data, seed).params.items()}
     return state.params, time.perf_counter() - start, saved
+
+
+def _rounds(name: str, values, *, low: int, nonempty: bool = True) -> list[int]:
+    """A sequence of round numbers (integers >= ``low``)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list, np.ndarray)) or \
+            (nonempty and len(values) == 0):
+        raise TypeError(f"{name} must be a {'non-empty ' if nonempty else ''}sequence of rounds, got {values!r}.")
+    return [check_int(f"{name}[{i}]", v, low=low) for i, v in enumerate(values)]
+
+
+def _check_setup(*, n_clients: int, alpha: float, rounds: int, lr: float, local_steps: int, batch_size: int,
+                 seed: int, k: int = 10, sigma: float = 1.0, min_clients: int = 1) -> None:
+    """The settings every experiment of the chapter shares, checked before any work."""
+    check_int("n_clients", n_clients, low=min_clients)
+    check_real("alpha", alpha, low=0, low_open=True)
+    check_int("rounds", rounds, low=0)
+    _solver(lr, local_steps, batch_size)
+    check_int("seed", seed, low=0)
+    check_int("k", k, low=1)
+    check_real("sigma", sigma, low=0, low_open=True)
+
+
+def _check_methods(methods) -> list[str]:
+    names = [check_choice("methods", m, CHAPTER_METHODS) for m in check_type("methods", methods, (tuple, list))]
+    if not names:
+        raise ValueError("methods must name at least one method.")
+    return names
+
+
+def _check_new_fraction(new_fraction: float, n_clients: int) -> int:
+    """The number of new clients: at least one, and at least one old client left."""
+    check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
+    n_new = max(1, int(round(new_fraction * n_clients)))
+    if n_new >= n_clients:
+        raise ValueError(f"new_fraction={new_fraction} leaves no old client among n_clients={n_clients}.")
+    return n_new
 
 
 def _param_count(params: Params) -> int:
@@ -288,8 +339,18 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
         selection), ``shared_lambda`` and ``diagnosis`` (see :func:`lambda_selection_diagnosis`) when a
         kNN-Per variant is among ``methods``.
     """
-    for m in methods:
-        check_choice("methods", m, CHAPTER_METHODS)
+    methods = _check_methods(methods)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma)
+    if lr_grid is not None:
+        lr_grid = [check_real(f"lr_grid[{i}]", v, low=0, low_open=True)
+                   for i, v in enumerate(check_type("lr_grid", lr_grid, (tuple, list)))]
+        if not lr_grid:
+            raise ValueError("lr_grid must hold at least one step size (or be None).")
+    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
+    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
+    check_real("apfl_alpha", apfl_alpha, low=0, high=1)
+    check_int("n_components", n_components, low=1)
     split = digits_split(n_clients, alpha, seed)
     fed = split.federated(with_validation=True)
     model = digits_model()
@@ -377,6 +438,8 @@ def lambda_selection_diagnosis(*, alpha: float = 0.3, n_clients: int = 20, round
     *oracle* λ (best on each client's own test set, an upper bound no protocol can reach). Also the
     validation sizes and the number of clients whose validation accuracy is the same for every λ.
     """
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma)
     split = digits_split(n_clients, alpha, seed)
     model = digits_model()
     common = dict(rounds=rounds, seed=seed, lr=lr, local_steps=local_steps, batch_size=batch_size)
@@ -417,12 +480,15 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     dict with ``methods[name] = {"average", "bottom_decile", "train_accuracy", "per_client"}``,
     ``old_clients``, ``new_clients``.
     """
-    for m in methods:
-        check_choice("methods", m, CHAPTER_METHODS)
-    check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
+    methods = _check_methods(methods)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
+    n_new = _check_new_fraction(new_fraction, n_clients)
+    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
+    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
+    check_int("n_components", n_components, low=1)
     split = digits_split(n_clients, alpha, seed)
     perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
-    n_new = max(1, int(round(new_fraction * n_clients)))
     new_ids, old_ids = np.sort(perm[:n_new]), np.sort(perm[n_new:])
     old, new = split.select(old_ids), split.select(new_ids)
     fed_old, fed_new = old.federated(), new.federated()
@@ -490,10 +556,11 @@ def new_client_features(*, alpha: float = 0.3, n_clients: int = 20, rounds: int 
     ``store`` = new clients' train ∪ validation (the datastore candidates), ``query`` = their test
     sets, ``validation``/``train_store`` = their validation and train parts (for λ selection).
     """
-    check_real("new_fraction", new_fraction, low=0, high=1, low_open=True, high_open=True)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, min_clients=2)
+    n_new = _check_new_fraction(new_fraction, n_clients)
     split = digits_split(n_clients, alpha, seed)
     perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
-    n_new = max(1, int(round(new_fraction * n_clients)))
     old, new = split.select(np.sort(perm[n_new:])), split.select(np.sort(perm[:n_new]))
     params, _, _ = train_global(old.federated(), rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
                                 batch_size=batch_size)
@@ -514,6 +581,7 @@ def surface_from_features(feats: NewClientFeatures, *, capacities: Sequence[floa
     ``lambda_opt`` (C, K): the λ maximising each client's test accuracy (thesis Fig. 3.9; ties resolved
     by the mean of the tied λ's; -1 for clients without test data).
     """
+    check_type("feats", feats, NewClientFeatures)
     acc = accuracy_grid(feats.store, feats.query, capacities=capacities, lambdas=lambdas, k=k, sigma=sigma,
                         seed=seed)
     w = feats.n_test.astype(float)
@@ -542,6 +610,9 @@ def capacity_lambda_surface(*, alpha: float = 0.3, n_clients: int = 20, rounds: 
     model, hence the representation, does not change with the capacity). See
     :func:`surface_from_features` for the returned dict.
     """
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
+    check_grid("capacities", capacities), check_grid("lambdas", lambdas)
     feats = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr, local_steps=local_steps,
                                 batch_size=batch_size, new_fraction=new_fraction, seed=seed)
     return surface_from_features(feats, capacities=capacities, lambdas=lambdas, k=k, sigma=sigma, seed=seed)
@@ -557,6 +628,9 @@ def knn_vs_global_quality(*, alpha: float = 0.3, n_clients: int = 20, checkpoint
     :math:`\lambda_t` selected on validation (datastore = train, Fig. 3.5). The thesis checkpoints a
     centrally trained model; here the checkpoints come from the federated run itself.
     """
+    checkpoints = _rounds("checkpoints", checkpoints, low=1)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=0, lr=lr, local_steps=local_steps, batch_size=batch_size,
+                 seed=seed, k=k, sigma=sigma)
     split = digits_split(n_clients, alpha, seed)
     fed = split.federated()
     rounds = int(max(checkpoints))
@@ -603,6 +677,13 @@ def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10,
     """
     check_int("k0", k0, low=1)
     check_int("n_steps", n_steps, low=k0 + 1)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma)
+    check_real("lam", lam, low=0, high=1)
+    strategies = [check_choice("strategies", s, UPDATE_STRATEGIES)
+                  for s in check_type("strategies", strategies, (tuple, list))]
+    if not strategies:
+        raise ValueError("strategies must name at least one datastore strategy.")
     perm = numpy_rng(seed, 3, Stream.KNNPER_SPLIT).permutation(1797)
     pool_a, pool_b = np.sort(perm[:900]), np.sort(perm[900:])
     a = digits_split(n_clients, alpha, seed, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_a)
@@ -660,6 +741,15 @@ def system_heterogeneity(*, alpha: float = 0.3, n_clients: int = 20, delta_cs: S
     is given. ``features`` (from :func:`new_client_features`) skips training the global model again.
     Returns the average test accuracy of all new clients, the weak and the strong ones.
     """
+    if isinstance(delta_cs, (str, bytes)) or not isinstance(delta_cs, (tuple, list, np.ndarray)) or \
+            len(delta_cs) == 0:
+        raise TypeError(f"delta_cs must be a non-empty sequence of capacity gaps in [0, 0.5], got {delta_cs!r}.")
+    delta_cs = [check_real(f"delta_cs[{i}]", dc, low=0, high=0.5) for i, dc in enumerate(delta_cs)]
+    if lam is not None:
+        check_real("lam", lam, low=0, high=1)
+    check_type("features", features, NewClientFeatures, optional=True)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
     if features is None:
         features = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr,
                                        local_steps=local_steps, batch_size=batch_size, new_fraction=new_fraction,
@@ -673,7 +763,6 @@ def system_heterogeneity(*, alpha: float = 0.3, n_clients: int = 20, delta_cs: S
     w = feats.n_test.astype(float)
     out = {"delta_c": list(map(float, delta_cs)), "all": [], "weak": [], "strong": []}
     for dc in delta_cs:
-        dc = check_real("delta_c", dc, low=0, high=0.5)
         caps = np.where(weak, 0.5 - dc, 0.5 + dc)
         acc = np.zeros(n_new)
         for t in range(n_new):
@@ -716,9 +805,14 @@ def cost_table(method: str, model: Model, n_train, *, n_components: int = 3) -> 
     dict with ``upload_bytes`` (per round, per participating client) and ``memory_bytes`` (K,) lists.
     """
     check_choice("method", method, CHAPTER_METHODS)
+    check_model(model)
+    n_components = check_int("n_components", n_components, low=1)
+    n = check_array("n_train", n_train, ndim=1, nonnegative=True)
+    if np.any(n != np.round(n)):
+        raise ValueError("n_train must hold sample counts (whole numbers).")
+    n = n.astype(np.int64)
     params = model.init(torch.Generator().manual_seed(0))
     p_bytes = 4 * _param_count(params)
-    n = np.asarray(n_train, dtype=np.int64)
     head = 4 * sum(int(v.numel()) for v in list(params.values())[-2:])
     upload = {"local": 0, "fedem": n_components * p_bytes, "fedrep": p_bytes - head}.get(method, p_bytes)
     if method == "fedem":

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array
+from fedlab._validation import check_array, check_int, check_real, check_simplex, check_type
 from fedlab.knnper.bounds import knn_rate, lambda_preference_threshold, theorem_3_6_1
-from fedlab.plots import figure_axes
+from fedlab.plots import check_axes, figure_axes
 
 __all__ = [
     "plot_accuracy_surface",
@@ -16,6 +16,31 @@ __all__ = [
     "plot_prediction",
     "plot_bound",
 ]
+
+
+def _unit_interval(name: str, value, *, missing_ok: bool = False, **shape) -> np.ndarray:
+    """An array of numbers in [0, 1] (capacities, weights, accuracies); with ``missing_ok``, NaN marks a missing
+    accuracy."""
+    arr = check_array(name, value, finite=not missing_ok, **shape)
+    if np.any(np.isinf(arr)) or np.any((arr < 0) | (arr > 1)):
+        raise ValueError(f"{name} must hold numbers in [0, 1], got values in [{np.nanmin(arr):.4g}, "
+                         f"{np.nanmax(arr):.4g}].")
+    return arr
+
+
+def _curves(name: str, curves, n: int, *, missing_ok: bool = False) -> dict:
+    """``curves[label]``: accuracies in [0, 1], (n,) or (runs, n) (NaN for a missing point with ``missing_ok``)."""
+    check_type(name, curves, dict)
+    if not curves:
+        raise ValueError(f"{name} must hold at least one curve.")
+    out = {}
+    for label, values in curves.items():
+        runs = np.atleast_2d(_unit_interval(f"{name}[{label!r}]", values, missing_ok=missing_ok))
+        if runs.ndim != 2 or runs.shape[1] != n:
+            raise ValueError(f"{name}[{label!r}] must have {n} points per run (one per x), got shape "
+                             f"{np.shape(values)}.")
+        out[label] = runs
+    return out
 
 
 def plot_accuracy_surface(capacities, lambdas, accuracy, *, marker=None, ax=None, title: str | None = None):
@@ -29,9 +54,13 @@ def plot_accuracy_surface(capacities, lambdas, accuracy, *, marker=None, ax=None
     marker : (lam, capacity), optional
         Point to highlight (e.g. the slider setting).
     """
-    caps = check_array("capacities", capacities, ndim=1)
-    lams = check_array("lambdas", lambdas, ndim=1)
-    acc = check_array("accuracy", accuracy, shape=(len(caps), len(lams)))
+    caps = _unit_interval("capacities", capacities, ndim=1)
+    lams = _unit_interval("lambdas", lambdas, ndim=1)
+    acc = _unit_interval("accuracy", accuracy, missing_ok=True, shape=(len(caps), len(lams)))
+    if 0 in acc.shape:
+        raise ValueError("capacities and lambdas must hold at least one value each.")
+    if marker is not None:
+        _unit_interval("marker", marker, shape=(2,))
     fig, ax = figure_axes(ax, (5, 3.8))
     im = ax.imshow(acc, origin="lower", aspect="auto", cmap="viridis",
                    extent=(lams[0] - 0.05, lams[-1] + 0.05, caps[0] - 0.05, caps[-1] + 0.05))
@@ -52,13 +81,11 @@ def plot_accuracy_surface(capacities, lambdas, accuracy, *, marker=None, ax=None
 def plot_lambda_curves(lambdas, curves: dict, *, ax=None, xlabel: str = "λ", ylabel: str = "test accuracy",
                        title: str | None = None):
     """One accuracy curve per setting: ``curves[label] = values (L,)`` or ``runs (S, L)`` (mean ± std band)."""
-    lams = check_array("lambdas", lambdas, ndim=1)
+    lams = _unit_interval("lambdas", lambdas, ndim=1)
+    checked = _curves("curves", curves, len(lams), missing_ok=True)
     fig, ax = figure_axes(ax)
     data = {}
-    for label, values in curves.items():
-        runs = np.atleast_2d(np.asarray(values, dtype=float))
-        if runs.shape[1] != len(lams):
-            raise ValueError(f"curve {label!r} has {runs.shape[1]} points, expected {len(lams)}.")
+    for label, runs in checked.items():
         mean, std = runs.mean(0), runs.std(0)
         ax.plot(lams, mean, marker="o", ms=3, label=str(label))
         if len(runs) > 1:
@@ -74,8 +101,10 @@ def plot_lambda_curves(lambdas, curves: dict, *, ax=None, xlabel: str = "λ", yl
 
 def plot_lambda_opt(sizes, lambda_opt, *, ax=None):
     """Scatter of :math:`\\lambda_{opt}` against the datastore size :math:`n_t` (thesis Fig. 3.9), with a trend line."""
-    n = check_array("sizes", sizes).ravel()
+    n = check_array("sizes", sizes, nonnegative=True).ravel()
     lam = check_array("lambda_opt", lambda_opt).ravel()
+    if np.any((lam > 1) | ((lam < 0) & (lam != -1))):
+        raise ValueError("lambda_opt must hold weights in [0, 1] (or -1 for a client without test data).")
     if n.shape != lam.shape:
         raise ValueError(f"sizes and lambda_opt must have the same number of points, got {n.size} and {lam.size}.")
     ok = (lam >= 0) & (n > 0)
@@ -94,11 +123,11 @@ def plot_lambda_opt(sizes, lambda_opt, *, ax=None):
 
 def plot_quality(global_acc, knn_acc: dict, *, ax=None):
     """kNN accuracy against the global model's accuracy along training (thesis Fig. 3.4/3.5)."""
-    g = check_array("global_acc", global_acc, ndim=1)
+    g = _unit_interval("global_acc", global_acc, ndim=1)
+    checked = {label: runs[0] for label, runs in _curves("knn_acc", knn_acc, len(g)).items()}
     fig, ax = figure_axes(ax)
     data = {"global": g}
-    for label, values in knn_acc.items():
-        v = check_array(label, values, shape=(len(g),))
+    for label, v in checked.items():
         ax.plot(g, v, marker="o", label=label)
         data[label] = v
     lo, hi = float(min(g.min(), *(np.min(v) for v in data.values()))), 1.0
@@ -111,15 +140,16 @@ def plot_quality(global_acc, knn_acc: dict, *, ax=None):
 
 def plot_shift(steps, accuracy: dict, k0: int, *, baseline=None, ax=None):
     """Accuracy per step for each datastore strategy, with the shift at ``k0`` (thesis Fig. 3.13)."""
-    x = check_array("steps", steps, ndim=1)
+    x = check_array("steps", steps, ndim=1, nonnegative=True)
+    checked = {label: runs[0] for label, runs in _curves("accuracy", accuracy, len(x)).items()}
+    k0 = check_int("k0", k0, low=0)
+    b = None if baseline is None else _unit_interval("baseline", baseline, shape=(len(x),))
     fig, ax = figure_axes(ax, (6, 3.4))
     data = {}
-    for label, values in accuracy.items():
-        v = check_array(label, values, shape=(len(x),))
+    for label, v in checked.items():
         ax.plot(x, v, marker="o", ms=3, label=label)
         data[label] = v
-    if baseline is not None:
-        b = check_array("baseline", baseline, shape=(len(x),))
+    if b is not None:
         ax.plot(x, b, color="grey", ls="--", label="global model")
         data["global"] = b
     ax.axvline(k0 - 0.5, color="red", lw=0.8)
@@ -132,8 +162,11 @@ def plot_shift(steps, accuracy: dict, k0: int, *, baseline=None, ax=None):
 
 def plot_prediction(p_knn, p_global, lam: float, *, true_label: int | None = None, ax=None):
     """Bars of :math:`p_{kNN}`, :math:`p_{global}` and their mixture (3.33) for one input."""
-    q = check_array("p_knn", p_knn, ndim=1)
-    g = check_array("p_global", p_global, shape=(len(q),))
+    q = check_simplex("p_knn", p_knn, ndim=1)
+    g = check_simplex("p_global", p_global, shape=(len(q),))
+    lam = check_real("lam", lam, low=0, high=1)
+    if true_label is not None:
+        check_int("true_label", true_label, low=0, high=len(q) - 1)
     mix = lam * q + (1 - lam) * g
     fig, ax = figure_axes(ax, (5, 3))
     x = np.arange(len(q))
@@ -157,12 +190,20 @@ def plot_bound(L_star: float, disc: float, n: float, p: float, d_H: float, gamma
     """
     import matplotlib.pyplot as plt
 
-    lams = np.linspace(0, 1, 21) if lambdas is None else check_array("lambdas", lambdas, ndim=1)
+    lams = np.linspace(0, 1, 21) if lambdas is None else _unit_interval("lambdas", lambdas, ndim=1)
+    if isinstance(n_t_values, (str, bytes)) or not isinstance(n_t_values, (tuple, list, np.ndarray)) or \
+            len(n_t_values) == 0:
+        raise TypeError(f"n_t_values must be a non-empty sequence of datastore sizes, got {n_t_values!r}.")
+    for i, n_t in enumerate(n_t_values):
+        check_real(f"n_t_values[{i}]", n_t, low=1)
     thr = lambda_preference_threshold(L_star, disc, n, p, d_H, gamma1, gamma2)
     if n_t_range is None:
         hi = 1e6 if not np.isfinite(thr) else max(1e3, 100 * thr)
         n_t_range = np.logspace(0, np.log10(min(hi, 1e12)), 60)
     nts = check_array("n_t_range", n_t_range, ndim=1)
+    if nts.size < 2 or np.any(nts < 1):
+        raise ValueError(f"n_t_range must hold at least two datastore sizes >= 1, got {n_t_range!r}.")
+    check_axes("axes", axes, n=2)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
     fig = axes[0].figure

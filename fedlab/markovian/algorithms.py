@@ -38,7 +38,8 @@ from typing import Sequence
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import (check_array, check_choice, check_int, check_real, check_sequence, check_simplex,
+                                check_type)
 from fedlab.engine import DivergenceError, History, run
 from fedlab.markovian.data import MarkovRegression
 
@@ -88,6 +89,23 @@ class MarkovStreams:
     noise_high: float
     reg_lambda: float
     copies: int = 1
+
+    def __post_init__(self) -> None:
+        feats = check_array("features", self.features, ndim=4)
+        if 0 in feats.shape:
+            raise ValueError(f"features must have shape (N, M, S, d) with every size >= 1, got {feats.shape}.")
+        check_array("targets", self.targets, shape=feats.shape[:3])
+        check_simplex("stat_dist", self.stat_dist, shape=feats.shape[:3])
+        st = check_array("states", self.states, ndim=4, dtype=np.int64)
+        if 0 in st.shape or np.any(st < 0) or np.any(st >= feats.shape[2]):
+            raise ValueError(f"states must have shape (R, T, M, K) with sizes >= 1 and hold states in "
+                             f"[0, {feats.shape[2]}), got shape {st.shape}.")
+        copies = check_int("copies", self.copies, low=1)
+        if st.shape[2] != feats.shape[1] or feats.shape[0] != copies * st.shape[0]:
+            raise ValueError(f"features must have copies * R = {copies * st.shape[0]} rows and {st.shape[2]} clients "
+                             f"(those of states), got shape {feats.shape}.")
+        check_real("noise_high", self.noise_high, low=0)
+        check_real("reg_lambda", self.reg_lambda, low=0)
 
     @property
     def n_rows(self) -> int:
@@ -154,11 +172,13 @@ def markov_streams(problem, states) -> MarkovStreams:
     """
     st = np.asarray(states)
     st = st[None] if st.ndim == 3 else st
-    if st.ndim != 4:
-        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K), got {np.shape(states)}.")
+    if st.ndim != 4 or st.size == 0:
+        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K) with every size >= 1, got "
+                         f"{np.shape(states)}.")
     if not np.issubdtype(st.dtype, np.integer):
         raise TypeError(f"states must be integer state indices, got dtype {st.dtype}.")
-    problems = [problem] if isinstance(problem, MarkovRegression) else list(problem)
+    problems = [problem] if isinstance(problem, MarkovRegression) else \
+        list(problem) if isinstance(problem, (list, tuple)) else []
     if not problems or not all(isinstance(p, MarkovRegression) for p in problems):
         raise TypeError("problem must be a MarkovRegression or a non-empty sequence of them (one per replica).")
     first = problems[0]
@@ -208,6 +228,12 @@ def _check_rates(name: str, value, *, high: float | None = None) -> np.ndarray:
     if np.any(arr <= 0) or (high is not None and np.any(arr > high)):
         raise ValueError(f"{name} must lie in (0, {high if high is not None else 'inf'}], got {arr}.")
     return arr
+
+
+def _check_start(name: str, value) -> None:
+    """A start vector (d,) or one per row (rows, d), finite (its shape is checked against the data by ``init``)."""
+    if value is not None and check_array(name, value).ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (d,) or (rows, d), got {np.shape(value)}.")
 
 
 def _per_row(name: str, arr: np.ndarray, n_rows: int) -> np.ndarray:
@@ -277,6 +303,7 @@ class StreamingMinibatchSGD:
 
     def __post_init__(self) -> None:
         _check_rates("lr_global", self.lr_global)
+        _check_start("w0", self.w0)
 
     def init(self, data: MarkovStreams, seed: int) -> StreamingState:
         state = _start(data, seed, self.w0)
@@ -330,6 +357,8 @@ class StreamingLocalSGDM:
         if self.lr_global is not None:
             _check_rates("lr_global", self.lr_global)
         _check_rates("momentum_beta", self.momentum_beta, high=1.0)
+        _check_start("w0", self.w0)
+        _check_start("v0", self.v0)
 
     def _rates(self, data: MarkovStreams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(eta, gamma, beta), each (N,)."""
@@ -401,6 +430,9 @@ def streaming_algorithm(name: str, *, lr_global=0.01, lr_local=0.001, momentum_b
     ``"local"`` is :class:`StreamingLocalSGDM` with β = 1 and γ = ηK (Local SGD, Alg. 3).
     """
     cls, used = STREAMING_ALGORITHMS[check_choice("name", name, STREAMING_ALGORITHMS)]
+    _check_rates("lr_global", lr_global)
+    _check_rates("lr_local", lr_local)
+    _check_rates("momentum_beta", momentum_beta, high=1.0)
     rates = dict(lr_global=lr_global, lr_local=lr_local, momentum_beta=momentum_beta)
     return cls(**{key: rates[key] for key in used}, w0=w0)
 
@@ -439,11 +471,14 @@ def run_streaming_fl(problem, states, *, algorithms: Sequence[str] = ("minibatch
     -------
     dict algorithm name -> History with metric ``grad_norm2`` (R,) per recorded round
     """
-    algorithms = list(algorithms)
+    algorithms = list(check_sequence("algorithms", algorithms))
     if not algorithms:
         raise ValueError("algorithms must name at least one of " + ", ".join(STREAMING_ALGORITHMS) + ".")
     for a in algorithms:
         check_choice("algorithms", a, STREAMING_ALGORITHMS)
+    _check_rates("lr_global", lr_global)
+    _check_rates("lr_local", lr_local)
+    _check_rates("momentum_beta", momentum_beta, high=1.0)
     data = markov_streams(problem, states)
     kw = dict(rounds=data.n_rounds, seed=seed, eval_every=eval_every, progress=False)
     out = {}
@@ -474,8 +509,10 @@ def _local_settings(names, r: int, k: int, lr_local, lr_global, momentum_beta, w
 
 def replica_curves(history: History, metric: str = "grad_norm2") -> tuple[np.ndarray, np.ndarray]:
     """``(rounds, values)``: the recorded rounds (n,) and the metric of every row, an array (N, n)."""
+    check_type("history", history, History)
+    check_type("metric", metric, str)
     if metric not in history.clients:
-        raise KeyError(f"unknown metric {metric!r}; recorded: {sorted(history.clients)}.")
+        raise ValueError(f"unknown metric {metric!r}: history recorded {sorted(history.clients)}.")
     return np.array(history.rounds), np.stack(history.clients[metric], axis=1)
 
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real
 
 __all__ = [
     "tv_l1",
@@ -152,7 +152,7 @@ def product_two_state_tv(n_clients: int, flip_prob: float, t) -> float | np.ndar
     t : int or array of int >= 0
     """
     m = check_int("n_clients", n_clients, low=1)
-    p = float(_check_flip(flip_prob))
+    p = float(_check_flip(check_real("flip_prob", flip_prob)))
     t_arr = check_array("t", t, nonnegative=True)
     j = np.arange(m + 1, dtype=float)
     logc = _log_binom(m, j)
@@ -175,6 +175,7 @@ def product_two_state_mixing_time(n_clients: int, flip_prob: float, eps: float =
     p = 0.01 gives 69, 74, 115, 172 for M = 1, 2, 10, 100 [spec D.4].
     """
     m = check_int("n_clients", n_clients, low=1)
+    _check_flip(check_real("flip_prob", flip_prob))
     eps = check_real("eps", eps, low=0, high=2, low_open=True, high_open=True)
     t_max = check_int("t_max", t_max, low=1)
     eps = eps + 1e-12  # d(t) = eps exactly counts as mixed
@@ -277,6 +278,7 @@ def local_sgd_bound(delta0: float, lr_local: float, n_local: int, n_rounds: int,
     big_l = check_real("smooth_L", smooth_L, low=0, low_open=True)
     th2 = check_real("het_theta2", het_theta2, low=0)
     de2 = check_real("het_delta2", het_delta2, low=1)
+    check_step = check_bool("check_step", check_step)
     et = eta * k
     if check_step and et > 1.0 / (10 * big_l * de2) * (1 + 1e-9):
         raise ValueError(f"Theorem 4.7 needs lr_local * n_local <= 1/(10 L delta^2) = {1 / (10 * big_l * de2):.4g}, "

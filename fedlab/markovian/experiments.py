@@ -7,10 +7,12 @@ JSON-serialisable curves and floors.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from fedlab._rng import numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_type
 from fedlab.markovian.algorithms import average, floor, replica_curves, run_streaming_fl
 from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound, two_state_mixing_time
 from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
@@ -22,7 +24,7 @@ __all__ = ["markov_experiment", "markov_problems", "loglog_slope", "explicit_bou
 def markov_problems(seed: int, n_clients: int, n_replicas: int, *, dim: int = 10, reg_lambda: float = 0.01,
                     optima: str = "per_client") -> list:
     """The ``n_replicas`` regression problems of a seed (replica r uses ``numpy_rng(seed, 0, r)``)."""
-    check_int("seed", seed)
+    check_int("seed", seed, low=0)
     return [make_markov_regression(n_clients, dim=dim, reg_lambda=reg_lambda, optima=optima,
                                    rng=numpy_rng(seed, 0, r)) for r in range(check_int("n_replicas", n_replicas, low=1))]
 
@@ -69,10 +71,15 @@ def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int =
     tail = check_real("tail", tail, low=0, high=1, low_open=True)
     check_choice("start", start, STARTS)
     check_choice("init", init, ("zeros", "optimum"))
-    modes = list(modes)
+    modes = list(check_sequence("modes", modes, nonempty=True))
     for mode in modes:
         check_choice("modes", mode, STREAM_MODES)
+    check_real("lr_global", lr_global, low=0, low_open=True)
+    check_real("lr_local", lr_local, low=0, low_open=True)
+    check_real("momentum_beta", momentum_beta, low=0, high=1, low_open=True)
     taus = check_array("mixing_times", mixing_times, ndim=1)
+    if taus.size == 0 or np.any(taus < 1):
+        raise ValueError(f"mixing_times must be a non-empty list of mixing times >= 1, got {taus.tolist()}.")
     flips = np.atleast_1d(flip_prob_from_mixing_time(taus, mapping))
     problems = markov_problems(seed, m, r, dim=dim, reg_lambda=reg_lambda)
     w0 = np.stack([p.minimizer() for p in problems]) if init == "optimum" else np.zeros((r, dim))
@@ -120,7 +127,14 @@ def explicit_bounds(constants: dict, *, n_clients: int, n_local: int, n_rounds: 
     γ ≤ β/(√60 L)) are reported in ``conditions`` rather than enforced, since the paper's step sizes do not
     always satisfy them.
     """
-    c = constants
+    check_type("constants", constants, Mapping)
+    missing = [k for k in ("delta0", "sigma2", "smooth_L", "het_theta2", "het_delta2") if k not in constants]
+    if missing:
+        raise ValueError(f"constants lacks {missing} (pass MarkovRegression.constants()).")
+    c = {k: check_real(f"constants[{k!r}]", constants[k], low=0) for k in
+         ("delta0", "sigma2", "smooth_L", "het_theta2", "het_delta2")}
+    if c["smooth_L"] <= 0:
+        raise ValueError(f"constants['smooth_L'] must be > 0, got {c['smooth_L']}.")
     common = dict(n_rounds=n_rounds, mixing_time=mixing_time, sigma2=c["sigma2"], n_clients=n_clients,
                   n_local=n_local, tv_sum=tv_sum)
     return {

@@ -3,20 +3,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array
+from fedlab._validation import check_array, check_bool, check_type
 from fedlab.plots import figure_axes
 
 __all__ = ["plot_log_curves", "plot_loglog"]
 
 
+def _series(name: str, series, styles) -> None:
+    """``series`` a non-empty dict label -> values, ``styles`` None or a dict label -> dict of plot keywords."""
+    check_type(name, series, dict)
+    if not series:
+        raise ValueError(f"{name} must hold at least one curve.")
+    check_type("styles", styles, dict, optional=True)
+    for label, style in (styles or {}).items():
+        check_type(f"styles[{label!r}]", style, dict)
+
+
 def plot_log_curves(x, curves: dict, *, ax=None, xlabel: str = "round", ylabel: str = "", logy: bool = True,
                     styles: dict | None = None):
     """Curves ``{label: y}`` (or ``{label: runs (n_seeds, len(x))}``, drawn as mean ± std) on a log y-axis."""
+    x = check_array("x", x, ndim=1)
+    _series("curves", curves, styles)
+    logy = check_bool("logy", logy)
     fig, ax = figure_axes(ax, (5.2, 3.6))
-    x = np.asarray(x, dtype=float)
     data = {}
     for label, y in curves.items():
-        runs = np.atleast_2d(np.asarray(y, dtype=float))
+        runs = np.atleast_2d(check_array(f"curves[{label!r}]", y))
         if runs.shape[1] != x.size:
             raise ValueError(f"curve {label!r} has {runs.shape[1]} points, x has {x.size}.")
         mean = runs.mean(0)
@@ -37,13 +49,17 @@ def plot_log_curves(x, curves: dict, *, ax=None, xlabel: str = "round", ylabel: 
 def plot_loglog(x, ys: dict, *, ax=None, xlabel: str = "", ylabel: str = "", fit: bool = True,
                 styles: dict | None = None):
     """Log-log points ``{label: y (n_x,) or (n_rep, n_x)}`` with a least-squares power-law fit; slopes in ``data``."""
-    fig, ax = figure_axes(ax, (5.2, 3.6))
     x = check_array("x", x, ndim=1)
     if np.any(x <= 0):
         raise ValueError("x must be positive for a log-log plot.")
+    _series("ys", ys, styles)
+    fit = check_bool("fit", fit)
+    fig, ax = figure_axes(ax, (5.2, 3.6))
     data = {"x": x, "slopes": {}}
     for label, y in ys.items():
-        runs = np.atleast_2d(np.asarray(y, dtype=float))
+        runs = np.atleast_2d(check_array(f"ys[{label!r}]", y))
+        if np.any(runs <= 0):
+            raise ValueError(f"ys[{label!r}] must be positive for a log-log plot.")
         if runs.shape[1] != x.size:
             raise ValueError(f"series {label!r} has {runs.shape[1]} points, x has {x.size}.")
         mean = runs.mean(0)

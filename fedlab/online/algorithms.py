@@ -47,13 +47,13 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.engine import FederatedDataset, History, LocalSGD, local_sgd, metrics_from_proba
 from fedlab.engine.local import DivergenceError
 from fedlab.gmm import (LOG_FLOOR, check_client_weights, check_samples, em_step, gaussian_log_kernel,
                         log_sum_exp, log_weights)
 from fedlab.models import Model, Params, init_stacked
-from fedlab.algorithms._common import check_solver
+from fedlab.algorithms._common import check_data, check_solver
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -585,7 +585,7 @@ class GaussianFEMOMD:
         self.n_em_steps = check_int("n_em_steps", n_em_steps, low=1)
         self.lr = check_real("lr", lr, low=0, low_open=True)
         self.schedule = check_choice("schedule", schedule, STEP_SCHEDULES)
-        self.split = bool(split)
+        self.split = check_bool("split", split)
         self.grad_clip = None if grad_clip is None else check_real("grad_clip", grad_clip, low=0, low_open=True)
         self.gradient = check_choice("gradient", gradient, GMM_GRADIENTS)
         self.pi_init = check_choice("pi_init", pi_init, PI_INITS)
@@ -595,7 +595,8 @@ class GaussianFEMOMD:
 
     def init(self, data: GMMStep, seed: int) -> GaussianFEMOMDState:
         if not isinstance(data, GMMStep):
-            raise TypeError(f"GaussianFEMOMD runs on a GMMEnvironment's steps, got {type(data).__name__}.")
+            raise TypeError(f"data must be a GMMStep (GaussianFEMOMD runs on a GMMEnvironment's steps), got "
+                            f"{type(data).__name__}.")
         mu_star = data.means_star
         if self.means_init is None:
             means = _initial_means(mu_star, self.init_scale, numpy_rng(seed, 0, Stream.ONLINE_INIT))
@@ -636,8 +637,10 @@ class GaussianFEMOMD:
 
 
 def _clients_metric(history: History, name: str) -> np.ndarray:
+    check_type("history", history, History)
     if name not in history.clients:
-        raise KeyError(f"the History holds no {name!r} (a GaussianFEMOMD run has it); recorded: {sorted(history.clients)}.")
+        raise ValueError(f"history holds no {name!r} (a GaussianFEMOMD run has it); recorded: "
+                         f"{sorted(history.clients)}.")
     return np.stack(history.clients[name])
 
 
@@ -652,16 +655,21 @@ def regret_curves(history: History) -> np.ndarray:
 
 def played_weights(history: History) -> np.ndarray:
     r"""The weights :math:`\pi_{t,c}` every client played along a :class:`GaussianFEMOMD` run, shape (T, C, m)."""
+    check_type("history", history, History)
     names = sorted((k for k in history.clients if k.startswith("weight_")), key=lambda k: int(k.split("_")[1]))
     if not names:
-        raise KeyError(f"the History holds no weight_j (a GaussianFEMOMD run has them); recorded: {sorted(history.clients)}.")
+        raise ValueError(f"history holds no weight_j (a GaussianFEMOMD run has them); recorded: "
+                         f"{sorted(history.clients)}.")
     return np.stack([_clients_metric(history, k) for k in names], axis=-1)
 
 
 def logged(history: History, name: str) -> np.ndarray:
     """The per-round entry ``name`` of ``History.log`` as an array, rounds first (``grad_err``: (T, C), ``eta``: (T,))."""
+    check_type("history", history, History)
+    check_type("name", name, str)
     if not history.log or any(name not in entry for entry in history.log):
-        raise KeyError(f"History.log has no {name!r} in every round.")
+        raise ValueError(f"name={name!r} is not in history.log at every round (recorded: "
+                         f"{sorted(history.log[0]) if history.log else 'nothing'}).")
     return np.array([entry[name] for entry in history.log], dtype=float)
 
 
@@ -785,6 +793,7 @@ class FEMOMD:
 
     # -- the algorithm protocol -------------------------------------------------------------------
     def init(self, data: FederatedDataset, seed: int) -> FEMOMDState:
+        check_data(self.model, data)
         params = init_stacked(self.model, self.n_components, torch_generator(seed, 0, Stream.ONLINE_INIT), same=False)
         log_pi = np.full((data.n_clients, self.n_components), -math.log(self.n_components))
         return FEMOMDState(params, log_pi, 0)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.online.algorithms import (FEMOMD, GaussianFEMOMD, GaussianFEMOMDState, GMMEnvironment, center_error,
                                      logged, omd_log_step, regret_curves)
 from fedlab.online.bounds import (fem_omd_regret_bound, neg_entropy_diameter, omd_inexact_regret_bound,
@@ -60,6 +60,16 @@ class GMMStream:
 
     means: np.ndarray
     weights: np.ndarray
+
+    def __post_init__(self) -> None:
+        means = check_array("means", self.means, ndim=2)
+        if 0 in means.shape:
+            raise ValueError(f"means must have shape (m, d) with m, d >= 1, got {means.shape}.")
+        weights = check_simplex("weights", self.weights, ndim=3, size=means.shape[0])
+        if 0 in weights.shape[:2]:
+            raise ValueError(f"weights must have shape (T, C, m) with T, C >= 1, got {weights.shape}.")
+        object.__setattr__(self, "means", means)
+        object.__setattr__(self, "weights", weights)
 
     @property
     def n_components(self) -> int:
@@ -451,6 +461,7 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
     stream = DigitsMixtureStream(n_clients=n_clients, n_components=n_components, n_samples=n_samples, n_test=n_test,
                                  alpha=alpha, mode=mode, weights=weights, seed=seed)
     horizon = check_int("horizon", horizon, low=1)
+    check_real("lr_em", lr_em, low=0, low_open=True)
     solver = LocalSGD(lr=lr_em, local_steps=local_steps, batch_size=batch_size)
     out: dict[str, Any] = {"t": list(range(1, horizon + 1))}
     x_all, y_all = stream.pooled(horizon)

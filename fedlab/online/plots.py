@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int
+from fedlab._validation import check_array, check_bool, check_int, check_sequence, check_type
 from fedlab.online.bounds import fem_omd_regret_bound, regret_crossover_horizon
 from fedlab.plots import plot_curves
 from fedlab.plots import figure_axes
@@ -33,6 +33,15 @@ def plot_regret(curves: dict, *, bounds: dict | None = None, ax=None, loglog: bo
     fig, data
         ``data[label] = {"x", "mean", "std"}`` for the curves, ``data["bounds"][label] = {"x", "y"}``.
     """
+    check_type("curves", curves, dict)
+    if not curves:
+        raise ValueError("curves must hold at least one {label: (t, runs)} entry.")
+    check_type("bounds", bounds, dict, optional=True)
+    for name, entries in (("curves", curves), ("bounds", bounds or {})):
+        for label, entry in entries.items():
+            if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+                raise TypeError(f"{name}[{label!r}] must be a pair (t, values), got {type(entry).__name__}.")
+    loglog, per_step = check_bool("loglog", loglog), check_bool("per_step", per_step)
     fig, ax = figure_axes(ax)
     scaled = {}
     for label, (t, runs) in curves.items():
@@ -83,7 +92,10 @@ def plot_regret_bounds(horizons, n_components: int, n_values, *, ax=None, **cons
         ``data[n] = {"T", "bound", "crossover"}``.
     """
     t = check_array("horizons", horizons, ndim=1)
+    if t.size == 0 or np.any(t <= 0):
+        raise ValueError(f"horizons must be a non-empty array of positive horizons, got {t.tolist()}.")
     m = check_int("n_components", n_components, low=1)
+    check_sequence("n_values", n_values, nonempty=True)
     fig, ax = figure_axes(ax)
     data = {}
     for i, n in enumerate(n_values):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_choice
+from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.algorithms import Centralized, FedAvg, Local
 from fedlab.data import load_digits_arrays, partition_dirichlet
 from fedlab.engine import FederatedDataset, LocalSGD, run
@@ -16,6 +16,7 @@ PRIMER_METHODS = {"fedavg": FedAvg, "local": Local, "centralized": Centralized}
 
 def digits_federation(n_clients: int, alpha: float, seed: int) -> FederatedDataset:
     """scikit-learn's digits split over ``n_clients`` with Dirichlet(``alpha``) label proportions, 25% test."""
+    check_int("seed", seed, low=0)
     x, y = load_digits_arrays()
     part = partition_dirichlet(y, n_clients, alpha, min_size=10, rng=seed)
     return FederatedDataset.from_client_arrays([x[i] for i in part.indices], [y[i] for i in part.indices],
@@ -33,8 +34,10 @@ def train_on_digits(*, method: str, alpha: float, local_steps: int, participatio
     ([0, 1, 2, 3], True)
     """
     check_choice("method", method, PRIMER_METHODS)
-    data = digits_federation(n_clients, alpha, seed)
+    check_real("participation", participation, low=0, high=1, low_open=True)
+    check_int("rounds", rounds, low=0)
     solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+    data = digits_federation(n_clients, alpha, seed)
     kwargs = {"participation": participation} if method == "fedavg" else {}
     _, history = run(PRIMER_METHODS[method](LinearModel(64, 10), solver, **kwargs), data, rounds=rounds, seed=seed,
                      progress=False)
@@ -47,5 +50,6 @@ def train_on_digits(*, method: str, alpha: float, local_steps: int, participatio
 
 def rounds_to_reach(rounds, accuracy, target: float) -> float:
     """First round at which ``accuracy`` reaches ``target`` (``inf`` if never)."""
-    hit = np.flatnonzero(np.asarray(accuracy) >= target)
-    return float(np.asarray(rounds)[hit[0]]) if hit.size else float("inf")
+    rounds = check_array("rounds", rounds, ndim=1)
+    hit = np.flatnonzero(check_array("accuracy", accuracy, shape=rounds.shape) >= check_real("target", target))
+    return float(rounds[hit[0]]) if hit.size else float("inf")

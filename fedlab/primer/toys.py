@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_simplex, check_real
+from fedlab._validation import check_array, check_int, check_real, check_simplex, check_type
 from fedlab.engine import History
 
 __all__ = ["QuadraticClients", "QuadraticState", "QuadraticFedAvg", "drift_paths", "fedavg_fixed_point"]
@@ -75,12 +75,15 @@ class QuadraticFedAvg:
 
     def __init__(self, w0, *, local_steps: int, lr: float) -> None:
         self.w0 = check_array("w0", w0, ndim=1)
+        if self.w0.size == 0:
+            raise ValueError("w0 must have at least one coordinate.")
         self.local_steps = check_int("local_steps", local_steps, low=1)
         self.lr = check_real("lr", lr, low=0, low_open=True)
 
     def init(self, clients: QuadraticClients, seed: int) -> QuadraticState:
         if not isinstance(clients, QuadraticClients):
             raise TypeError(f"clients must be a QuadraticClients, got {type(clients).__name__}.")
+        check_int("seed", seed, low=0)
         return QuadraticState(check_array("w0", self.w0, shape=(clients.centers.shape[1],)).copy())
 
     def round(self, state: QuadraticState, clients: QuadraticClients, seed: int) -> tuple[QuadraticState, dict]:
@@ -116,6 +119,7 @@ def drift_paths(history: History) -> tuple[np.ndarray, np.ndarray]:
 
 def fedavg_fixed_point(clients: QuadraticClients, *, local_steps: int, lr: float) -> np.ndarray:
     """The point FedAvg converges to with E local steps (module docstring), in closed form."""
+    check_type("clients", clients, QuadraticClients)
     check_int("local_steps", local_steps, low=1)
     check_real("lr", lr, low=0, low_open=True)
     k, d = clients.centers.shape

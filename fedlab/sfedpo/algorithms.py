@@ -43,14 +43,14 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_real
+from fedlab._validation import check_choice, check_real, check_simplex
 from fedlab.sfedpo.bounds import heterogeneity_score
 from fedlab.sfedpo.strategies import (AGGREGATION_RULES, SAMPLING_RULES, SCORE_VARIANTS, aggregation_weights,
                                       sampling_ratios)
 from fedlab.sfedpo.data import BUFFER_RULES, BufferBank, PredictionOracle, TemporalShiftDataset
 from fedlab.engine import (LocalSGD, broadcast, evaluate, local_sgd, metrics_from_outputs, model_outputs,
                            weighted_average)
-from fedlab.models import Model, Params
+from fedlab.models import Model, Params, check_param_dict
 from fedlab.algorithms import METHODS
 from fedlab.algorithms._common import (check_solver, initial_params)
 
@@ -77,9 +77,14 @@ def fedexp_step(deltas: Params, p, eps: float = 1e-3) -> float:
         Aggregation weights summing to 1.
     eps : float > 0
     """
-    n_rows = next(iter(deltas.values())).shape[0]
-    p = check_array("p", p, shape=(n_rows,), nonnegative=True)
+    n_rows = check_param_dict("deltas", deltas)
+    p = check_simplex("p", p, shape=(n_rows,))
     eps = check_real("eps", eps, low=0, low_open=True)
+    return _fedexp_step(deltas, p, eps)
+
+
+def _fedexp_step(deltas: Params, p: np.ndarray, eps: float = 1e-3) -> float:
+    """:func:`fedexp_step` without the checks (SFedPO's round passes validated weights)."""
     pt = torch.as_tensor(p / p.sum(), dtype=torch.float64)
     sq = sum(v.double().flatten(1).pow(2).sum(1) for v in deltas.values())
     mean_sq = sum(torch.tensordot(pt, v.double(), dims=1).pow(2).sum() for v in deltas.values())
@@ -225,7 +230,7 @@ class SFedPO:
         mean = weighted_average(params, p)
         if self.server == "fedexp":
             deltas = {k: params[k] - start[k] for k in params}
-            eta_g = fedexp_step(deltas, p)
+            eta_g = _fedexp_step(deltas, p)
         else:
             eta_g = self.server_lr
         new = {k: state.params[k] + eta_g * (mean[k] - state.params[k]) for k in mean}

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 
 __all__ = [
     "sfedpo_gamma",
@@ -219,7 +219,7 @@ def sfedpo_B(L: float, eta: float, sigma2: float, p, q, s) -> float:
     L = check_real("L", L, low=0)
     eta = check_real("eta", eta, low=0)
     sigma2 = check_real("sigma2", sigma2, low=0)
-    p = check_array("p", p, ndim=1, nonnegative=True)
+    p = check_simplex("p", p, ndim=1)
     q = _budget_array("q", check_array("q", q, shape=p.shape))
     s = check_array("s", s, shape=p.shape)
     t0 = float(p @ q)
@@ -280,7 +280,7 @@ def theorem1_terms(F1: float, L: float, eta: float, n_steps: int, n_rounds: int,
     last_term = check_choice("last_term", last_term, LAST_TERMS)
     pi, alpha = _pi_alpha(np.atleast_2d(pi), np.atleast_2d(alpha))
     n = pi.shape[0]
-    p = _vec("p", p, n)
+    p = check_simplex("p", p, shape=(n,))
     q = _budget_array("q", _vec("q", q, n))
     stats = sfedpo_client_stats(pi, alpha, d, w, G=G, n_steps=t)
     pq = p * q

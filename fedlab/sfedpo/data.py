@@ -40,7 +40,7 @@ import torch
 from scipy.special import xlogy
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.engine.population import ClientData, FederatedDataset
 from fedlab.markov import sample_chains, stationary_distribution
 from fedlab.data.memory import MEMORY_RULES
@@ -126,6 +126,7 @@ def state_discrepancy(class_dist, kind: str = "kl", *, normalize: bool = True) -
     ndarray (M,), non-negative.
     """
     p = _as_dist_matrix("class_dist", class_dist)
+    normalize = check_bool("normalize", normalize)
     d = np.maximum(DISCREPANCIES[check_choice("kind", kind, DISCREPANCIES)](p), 0.0)
     if normalize and d.max() > 0:
         d = d / d.max()
@@ -176,8 +177,18 @@ class StateSpace:
         object.__setattr__(self, "shifts", shifts)
         if self.cluster is None:
             object.__setattr__(self, "cluster", np.zeros(p.shape[0], dtype=np.int64))
+        else:
+            cluster = check_array("cluster", self.cluster, shape=(p.shape[0],), dtype=np.int64)
+            if np.any(cluster < 0):
+                raise ValueError(f"cluster must hold non-negative cluster ids, got {cluster.tolist()}.")
+            object.__setattr__(self, "cluster", cluster)
         if self.concentration is None:
             object.__setattr__(self, "concentration", np.full(p.shape[0], np.nan))
+        else:  # NaN marks a state whose concentration is unknown
+            conc = check_array("concentration", self.concentration, shape=(p.shape[0],), finite=False)
+            if np.any(np.isinf(conc)) or np.any(conc <= 0):
+                raise ValueError(f"concentration must hold positive numbers (or NaN: unknown), got {conc.tolist()}.")
+            object.__setattr__(self, "concentration", conc)
 
     @property
     def n_states(self) -> int:
@@ -373,8 +384,11 @@ def make_state_distributions(n_clients: int, n_states: int, scenario: str = "ful
     heavy_fraction = check_real("heavy_fraction", heavy_fraction, low=0, high=1)
     cluster = np.zeros(n_states, dtype=np.int64) if cluster is None else \
         check_array("cluster", cluster, shape=(n_states,), dtype=np.int64)
+    heavy = check_array("heavy_clusters", heavy_clusters, ndim=1, dtype=np.int64)
+    if np.any(heavy < 0):
+        raise ValueError(f"heavy_clusters must hold non-negative cluster ids, got {heavy.tolist()}.")
     return SCENARIOS[scenario](n_clients, n_states, cluster, as_numpy_rng(rng), concentration, states_per_client,
-                               heavy_fraction, np.asarray(heavy_clusters, dtype=np.int64))
+                               heavy_fraction, heavy)
 
 
 def availability_probabilities(n_clients: int, mean: float = 0.2, std: float = 0.01, *, low: float = 0.01,
@@ -524,7 +538,7 @@ class BufferBank:
     """
 
     def __init__(self, x, y, states, rule: str = "random") -> None:
-        x = np.asarray(x, dtype=np.float32)
+        x = check_array("x", x).astype(np.float32)
         if x.ndim < 3:
             raise ValueError(f"x must have shape (N, D, *features), got {x.shape}.")
         n, d = x.shape[:2]
@@ -532,6 +546,9 @@ class BufferBank:
             raise ValueError("buffers need a capacity D >= 1.")
         y = check_array("y", y, shape=(n, d), dtype=np.int64)
         states = check_array("states", states, shape=(n, d), dtype=np.int64)
+        for name, arr in (("y", y), ("states", states)):
+            if np.any(arr < 0):
+                raise ValueError(f"{name} must be non-negative (labels, state ids), got minimum {arr.min()}.")
         self.rule = check_choice("rule", rule, BUFFER_RULES)
         self._update = MEMORY_RULES[self.rule]
         self.x, self.y, self.states = x.copy(), y.copy(), states.copy()
@@ -664,7 +681,7 @@ def bayes_oracle(counts, alpha0=1.0) -> tuple[np.ndarray, np.ndarray]:
     mean, var : ndarrays shaped like ``counts``
     """
     counts = check_array("counts", counts, nonnegative=True)
-    if counts.ndim not in (1, 2) or counts.shape[-1] == 0:
+    if counts.ndim not in (1, 2) or counts.size == 0:
         raise ValueError(f"counts must have shape (M,) or (N, M), got {counts.shape}.")
     a0 = check_array("alpha0", alpha0)
     if a0.ndim > 1 or (a0.ndim == 1 and a0.shape != (counts.shape[-1],)) or np.any(a0 <= 0):
@@ -676,8 +693,8 @@ def bayes_oracle(counts, alpha0=1.0) -> tuple[np.ndarray, np.ndarray]:
 
 def oracle_error(pi, pi_hat) -> np.ndarray:
     r"""Prediction errors :math:`\delta_n = \|\hat\pi_n - \pi_n\|_1` (Theorem 2): shape (N,), a float for 1-D input."""
-    pi = check_array("pi", pi)
-    pi_hat = check_array("pi_hat", pi_hat, shape=pi.shape)
+    pi = check_simplex("pi", pi, ndim=(1, 2))
+    pi_hat = check_simplex("pi_hat", pi_hat, shape=pi.shape)
     out = np.abs(pi_hat - pi).sum(-1)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -724,12 +741,14 @@ class PredictionOracle:
         check_choice("kind", self.kind, ORACLES)
         check_real("eps", self.eps, low=0)
         check_real("prior", self.prior, low=0, low_open=True)
+        check_bool("redraw", self.redraw)
 
     def predict(self, data: "TemporalShiftDataset", round_: int, seed: int = 0) -> np.ndarray:
         """:math:`\\hat\\pi^{(r)}`, shape (N, M), for round ``round_`` (0-based) of ``data``."""
         if not isinstance(data, TemporalShiftDataset):
             raise TypeError(f"data must be a TemporalShiftDataset, got {type(data).__name__}.")
         round_ = check_int("round_", round_, low=0, high=data.n_rounds - 1)
+        check_int("seed", seed, low=0)
         base = ORACLES[self.kind](data, round_, self)
         if self.eps == 0:
             return base
@@ -786,6 +805,9 @@ class TemporalShiftDataset(FederatedDataset):
         super().__post_init__()
         if self.space is None or self.pi is None or self.states is None or self.state_test is None:
             raise ValueError("TemporalShiftDataset needs space, pi, states and state_test.")
+        check_type("space", self.space, StateSpace)
+        check_type("state_test", self.state_test, ClientData)
+        check_int("seed", self.seed, low=0)
         n, m = self.n_clients, self.space.n_states
         object.__setattr__(self, "pi", _as_dist_matrix("pi", self.pi, m))
         if self.pi.shape[0] != n:
@@ -810,6 +832,9 @@ class TemporalShiftDataset(FederatedDataset):
         object.__setattr__(self, "states", st)
         if self.state_test.n_clients != m:
             raise ValueError(f"state_test must have one row per state ({m}), got {self.state_test.n_clients}.")
+        if self.state_test.feature_shape != self.train.feature_shape:
+            raise ValueError(f"state_test must have samples of shape {self.train.feature_shape} (as train), got "
+                             f"{self.state_test.feature_shape}.")
 
     @property
     def n_states(self) -> int:
@@ -905,6 +930,9 @@ def make_temporal_shift(n_clients: int = 20, n_states: int = 12, n_classes: int 
     TemporalShiftDataset
     """
     seed = check_int("seed", seed, low=0)
+    check_real("pi_concentration", pi_concentration, low=0, low_open=True)
+    check_real("q_mean", q_mean, low=0, high=1, low_open=True)
+    check_real("q_std", q_std, low=0)
     n_rounds = check_int("n_rounds", n_rounds, low=1)
     n_steps = check_int("n_steps", n_steps, low=1)
     capacity = check_int("capacity", capacity, low=1)

@@ -18,7 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from fedlab._rng import numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import (check_array, check_choice, check_int, check_real, check_sequence, check_simplex,
+                                check_type)
 from fedlab.sfedpo.algorithms import PRESETS, SFedPO
 from fedlab.sfedpo.strategies import (aggregation_weights)
 from fedlab.sfedpo.bounds import (heterogeneity_score, sfedpo_B, sfedpo_client_stats, sfedpo_stepsize_ok,
@@ -74,6 +75,8 @@ def make_bound_environment(*, n_clients: int = 10, n_states: int = 12, n_classes
     Returns a dict ``pi``, ``q``, ``d``, ``w``, ``class_dist``, ``cluster`` (arrays).
     """
     seed = check_int("seed", seed, low=0)
+    check_real("q_mean", q_mean, low=0, high=1, low_open=True)
+    check_real("q_std", q_std, low=0)
     space = make_state_space(n_states, n_classes, 2, concentrations=concentrations, rng=numpy_rng(seed, 0))
     pi = make_state_distributions(n_clients, n_states, scenario, cluster=space.cluster,
                                   states_per_client=states_per_client, rng=numpy_rng(seed, 1))
@@ -133,8 +136,18 @@ def bound_explorer(env: Mapping, *, alpha_budget: float = 0.5, speed: float = 1.
     ``Q`` (per-client mean), ``alpha`` (N, M) and ``p`` (N,) of the first draw; ``delta_sum`` (mean
     :math:`\sum\delta_n`), ``stepsize`` (the check of the theorem's condition), ``rho``.
     """
-    pi = np.atleast_2d(check_array("pi", env["pi"], nonnegative=True))
-    q, d, w = (np.asarray(env[k], dtype=float) for k in ("q", "d", "w"))
+    check_type("env", env, Mapping)
+    missing = [k for k in ("pi", "q", "d", "w") if k not in env]
+    if missing:
+        raise ValueError(f"env lacks {missing}: it needs pi, q, d and w (see make_bound_environment).")
+    pi = np.atleast_2d(check_array("env['pi']", env["pi"], nonnegative=True))
+    q, d, w = (check_array(f"env[{k!r}]", env[k], ndim=1) for k in ("q", "d", "w"))
+    check_real("alpha_budget", alpha_budget, low=0, high=1, low_open=True)
+    for name, value in (("a1", a1), ("b1", b1), ("a2", a2), ("b2", b2), ("lam2", lam2)):
+        check_real(name, value)
+    check_choice("variant", variant, ("eq10", "oracle"))
+    check_real("G", G, low=0, low_open=True)
+    check_sequence("strategies", strategies, nonempty=True)
     speed = check_real("speed", speed, low=0, high=1)
     oracle = check_choice("oracle", oracle, ("exact", "stationary"))
     eps = check_real("eps", eps, low=0)
@@ -197,6 +210,8 @@ def method_bound(method: SFedPO, data: TemporalShiftDataset, *, F1: float = 1.0,
     and ``stepsize_ok``. Buffers that are not updated by uniform eviction (``buffer_rule`` other than
     ``"random"``: the mixture update (1) behind the theorem does not hold) get NaN.
     """
+    check_type("method", method, SFedPO)
+    check_type("data", data, TemporalShiftDataset)
     a, s, p = method.strategy(data.pi, data)
     if method.buffer_rule != "random":
         nan = float("nan")
@@ -216,10 +231,14 @@ def training_mixture(pi, alpha, p, q) -> np.ndarray:
     buffer under the mixture update (1). Its distance to :math:`w` is the objective inconsistency the
     :math:`t_3` term of (6) measures.
     """
-    pi = np.atleast_2d(check_array("pi", pi, nonnegative=True))
+    pi = np.atleast_2d(check_simplex("pi", pi, ndim=(1, 2)))
     alpha = check_array("alpha", alpha, shape=pi.shape, nonnegative=True)
-    p = check_array("p", p, shape=(pi.shape[0],), nonnegative=True)
-    q = check_array("q", q, shape=(pi.shape[0],), nonnegative=True)
+    if np.any(alpha > 1):
+        raise ValueError(f"alpha must hold sampling ratios in [0, 1], got maximum {alpha.max():.4g}.")
+    p = check_simplex("p", p, shape=(pi.shape[0],))
+    q = check_array("q", q, shape=(pi.shape[0],))
+    if np.any(q <= 0) or np.any(q > 1):
+        raise ValueError(f"q must hold availability probabilities in (0, 1], got {q.tolist()}.")
     mass = (pi * alpha).sum(1, keepdims=True)
     comp = np.divide(pi * alpha, mass, out=np.zeros_like(pi), where=mass > 0)
     weight = p * q
@@ -316,6 +335,10 @@ def mixture_ceiling(result: Mapping, data: TemporalShiftDataset, *, n_samples: i
     """
     n_samples = check_int("n_samples", n_samples, low=1)
     seed = check_int("rng", rng, low=0)
+    check_type("result", result, Mapping)
+    if not isinstance(result.get("mixture"), Mapping):
+        raise ValueError("result must be a compare_methods result (a dict with a 'mixture' entry).")
+    check_type("data", data, TemporalShiftDataset)
     out = {"w": 100 * data.space.mixture_accuracy(data.w, n_samples=n_samples, rng=seed)}
     for name, mix in result["mixture"].items():
         mix = np.asarray(mix, dtype=float)
@@ -334,6 +357,8 @@ def summarize(records: Sequence[Mapping], *, baseline: str = "fedavg_buffer", di
     ``diff_curves`` (the same for the paired differences to the baseline; empty without it), ``baseline`` and
     ``rounds``.
     """
+    check_type("baseline", baseline, str)
+    digits = check_int("digits", digits, low=0)
     rows = []
     for recs in group_by_config(records):
         res = [r["result"] for r in recs]

@@ -9,8 +9,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int
-from fedlab.plots import figure_axes
+from fedlab._validation import check_array, check_bool, check_int, check_real, check_sequence, check_type
+from fedlab.plots import check_axes, figure_axes
 
 __all__ = [
     "plot_state_trajectories",
@@ -45,6 +45,10 @@ def plot_state_trajectories(states, *, n_steps: int = 1, clients: Sequence[int] 
     max_steps : int
     """
     st = check_array("states", states, ndim=2, dtype=np.int64)
+    if st.size == 0:
+        raise ValueError(f"states must hold at least one client and one step, got shape {st.shape}.")
+    if np.any(st < 0):
+        raise ValueError(f"states must hold state ids >= 0, got minimum {st.min()}.")
     n_steps = check_int("n_steps", n_steps, low=1)
     rows = list(range(min(6, st.shape[0]))) if clients is None else [check_int("clients", c, low=0,
                                                                               high=st.shape[0] - 1) for c in clients]
@@ -71,15 +75,22 @@ def plot_sampling_ratios(alphas: Mapping[str, np.ndarray], *, pi=None, axes=None
     """
     import matplotlib.pyplot as plt
 
+    check_type("alphas", alphas, Mapping)
     if not alphas:
         raise ValueError("alphas must hold at least one strategy.")
     mats = {k: check_array(f"alphas[{k!r}]", v, ndim=2, nonnegative=True) for k, v in alphas.items()}
+    shapes = {a.shape for a in mats.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"alphas must all have the same shape (N, M), got {sorted(shapes)}.")
+    if pi is not None:
+        pi = check_array("pi", pi, shape=shapes.pop(), nonnegative=True)
+    check_axes("axes", axes, len(mats))
     if axes is None:
         fig, axes = plt.subplots(1, len(mats), figsize=(3.6 * len(mats), 3.2), squeeze=False)
         axes = axes[0]
     else:
         fig = np.atleast_1d(axes)[0].figure
-    mask = None if pi is None else np.asarray(pi) <= 0
+    mask = None if pi is None else pi <= 0
     for ax, (label, a) in zip(np.atleast_1d(axes), mats.items()):
         shown = np.ma.masked_where(mask, a) if mask is not None else a
         im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
@@ -92,12 +103,13 @@ def plot_sampling_ratios(alphas: Mapping[str, np.ndarray], *, pi=None, axes=None
 
 def plot_client_scores(scores: Mapping[str, Sequence[float]], *, ax=None, ylabel: str = "Q_n = t₁ + t₂ + t₃"):
     """Grouped bars of a per-client quantity (e.g. :math:`Q_n`) for several strategies."""
+    check_type("scores", scores, Mapping)
     if not scores:
         raise ValueError("scores must hold at least one strategy.")
     vals = {k: check_array(f"scores[{k!r}]", v, ndim=1) for k, v in scores.items()}
     n = {len(v) for v in vals.values()}
     if len(n) != 1:
-        raise ValueError("every strategy needs one value per client.")
+        raise ValueError(f"scores must give every strategy one value per client, got lengths {sorted(n)}.")
     n = n.pop()
     fig, ax = figure_axes(ax, (7, 3))
     width = 0.8 / len(vals)
@@ -118,9 +130,20 @@ def plot_bound_decomposition(result: Mapping, *, ax=None, strategies: Sequence[s
         Output of :func:`fedlab.sfedpo.experiments.bound_explorer`.
     strategies : keys of ``result`` to show (default: ``result["strategies"]``).
     """
-    names = list(result["strategies"] if strategies is None else strategies)
+    check_type("result", result, Mapping)
+    if strategies is None:
+        if "strategies" not in result:
+            raise ValueError("result must be a bound_explorer result (it has no 'strategies').")
+        strategies = result["strategies"]
+    names = list(check_sequence("strategies", strategies))
     if not names:
-        raise ValueError("no strategy to plot.")
+        raise ValueError("strategies must name at least one strategy to plot.")
+    for s in names:
+        entry = result.get(s) if isinstance(s, str) else None
+        if not (isinstance(entry, Mapping) and isinstance(entry.get("terms"), Mapping)
+                and all(t in entry["terms"] for t in (*_TERMS, "prefactor"))):
+            raise ValueError(f"strategies: result holds no bound terms for {s!r} (a bound_explorer result does for "
+                             f"each of its strategies).")
     parts = np.array([[result[s]["terms"][t] * result[s]["terms"]["prefactor"] for t in _TERMS] for s in names])
     fig, ax = figure_axes(ax, (6, 3.4))
     bottom = np.zeros(len(names))
@@ -137,8 +160,11 @@ def plot_bound_sweep(x, values: Mapping[str, Sequence[float]], *, xlabel: str, y
                      ax=None, marker: float | None = None):
     """Lines ``values[label]`` against ``x`` (a bound against buffer size, shift speed or oracle error)."""
     x = check_array("x", x, ndim=1)
+    check_type("values", values, Mapping)
     if not values:
         raise ValueError("values must hold at least one curve.")
+    if marker is not None:
+        check_real("marker", marker)
     fig, ax = figure_axes(ax)
     data = {"x": x}
     for label, v in values.items():
@@ -160,9 +186,16 @@ def plot_theorem2(sweep: Mapping, *, K: float | None = None, ax=None):
     Points are single draws, the line their mean per :math:`\varepsilon`; ``K`` (e.g. from
     :func:`fedlab.sfedpo.bounds.theorem2_constants`) adds the first-order bound :math:`K\sum\delta` (log axes).
     """
-    gaps = np.asarray(sweep["abs_gaps"], dtype=float)
-    deltas = np.asarray(sweep["delta_sums"], dtype=float)
-    md, mg = np.asarray(sweep["mean_delta_sum"], dtype=float), np.asarray(sweep["mean_abs_gap"], dtype=float)
+    check_type("sweep", sweep, Mapping)
+    missing = [k for k in ("abs_gaps", "delta_sums", "mean_delta_sum", "mean_abs_gap") if k not in sweep]
+    if missing:
+        raise ValueError(f"sweep lacks {missing}: pass a theorem2_sweep result.")
+    gaps = check_array("sweep['abs_gaps']", sweep["abs_gaps"], ndim=2)
+    deltas = check_array("sweep['delta_sums']", sweep["delta_sums"], shape=gaps.shape)
+    md = check_array("sweep['mean_delta_sum']", sweep["mean_delta_sum"], shape=gaps.shape[:1])
+    mg = check_array("sweep['mean_abs_gap']", sweep["mean_abs_gap"], shape=gaps.shape[:1])
+    if K is not None:
+        check_real("K", K, low=0)
     keep, pos = deltas > 1e-9, md > 1e-9  # eps = 0 has no error to plot on log axes
     fig, ax = figure_axes(ax)
     ax.scatter(deltas[keep], gaps[keep], s=6, alpha=0.4, color="tab:blue", label="single forecasts")
@@ -187,10 +220,19 @@ def plot_method_curves(row: Mapping, *, methods: Sequence[str] | None = None, la
 
     With ``relative`` the curves are the paired differences to the row's baseline (``diff_curves``).
     """
-    methods = list(row["methods"] if methods is None else methods)
+    check_type("row", row, Mapping)
+    missing = [k for k in ("methods", "rounds", "curves") if k not in row]
+    if missing:
+        raise ValueError(f"row lacks {missing}: pass a row of fedlab.sfedpo.experiments.summarize.")
+    relative = check_bool("relative", relative)
+    check_type("labels", labels, Mapping, optional=True)
+    methods = list(row["methods"] if methods is None else check_sequence("methods", methods, nonempty=True))
     key = "diff_curves" if relative else "curves"
     if relative and not row.get(key):
         raise ValueError("this row has no diff_curves (the baseline was not run).")
+    unknown = [m for m in methods if not isinstance(m, str) or m not in row[key]]
+    if unknown:
+        raise ValueError(f"methods {unknown} have no curves in row (it has {sorted(row[key])}).")
     x = np.asarray(row["rounds"])
     fig, ax = figure_axes(ax)
     data = {"rounds": x}
@@ -215,6 +257,20 @@ def plot_bound_vs_accuracy(rows: Sequence[Mapping], *, baseline: str = "fedavg_b
                            methods: Sequence[str] | None = None, key: str = "scenario", ax=None):
     r"""For each method and config: relative change of the bound vs the baseline (x) against the paired accuracy
     difference (y, pp, mean ± std). Points left of 0 improve the bound; points above 0 improve accuracy."""
+    check_sequence("rows", rows, nonempty=True)
+    check_type("baseline", baseline, str)
+    check_type("key", key, str)
+    if methods is not None:
+        check_sequence("methods", methods)
+    for i, row in enumerate(rows):
+        check_type(f"rows[{i}]", row, Mapping)
+        if "methods" not in row:
+            raise ValueError(f"rows[{i}] has no 'methods': pass rows of fedlab.sfedpo.experiments.summarize.")
+        if baseline not in row["methods"] or baseline not in row:
+            raise ValueError(f"baseline={baseline!r} was not run in rows[{i}] (methods: {row['methods']}).")
+        unknown = [m for m in (methods or ()) if m not in row["methods"]]
+        if unknown:
+            raise ValueError(f"methods {unknown} were not run in rows[{i}] (methods: {row['methods']}).")
     fig, ax = figure_axes(ax, (5.2, 3.6))
     data = {}
     markers = "osD^v<>"
@@ -242,11 +298,18 @@ def plot_oracle_sweep(eps, means: Mapping[str, Sequence[float]], stds: Mapping[s
                       *, ax=None, ylabel: str = "accuracy (%)"):
     """Accuracy against the oracle perturbation ε (one line per scenario; Table 3)."""
     eps = check_array("eps", eps, ndim=1, nonnegative=True)
+    check_type("means", means, Mapping)
+    if not means:
+        raise ValueError("means must hold at least one curve.")
+    check_type("stds", stds, Mapping, optional=True)
+    if stds is not None and set(stds) != set(means):
+        raise ValueError(f"stds must have the keys of means {sorted(means)}, got {sorted(stds)}.")
     fig, ax = figure_axes(ax)
     data = {"eps": eps}
     for label, m in means.items():
         m = check_array(f"means[{label!r}]", m, shape=eps.shape)
-        s = np.zeros_like(m) if stds is None else check_array(f"stds[{label!r}]", stds[label], shape=eps.shape)
+        s = np.zeros_like(m) if stds is None else check_array(f"stds[{label!r}]", stds[label], shape=eps.shape,
+                                                                 nonnegative=True)
         ax.errorbar(eps, m, yerr=s, marker="o", capsize=2, label=label)
         data[label] = {"mean": m, "std": s}
     ax.set_xlabel("oracle perturbation ε")

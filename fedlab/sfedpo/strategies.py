@@ -26,8 +26,32 @@ SCORE_VARIANTS = ("eq10", "oracle")
 
 # ------------------------------------------------------------------------------------ DDS
 
-def _budget(alpha_n) -> float:
-    return check_real("alpha_n", alpha_n, low=0, high=1, low_open=True)
+def _budget(alpha_n, name: str = "alpha_n") -> float:
+    return check_real(name, alpha_n, low=0, high=1, low_open=True)
+
+
+def _dists(name: str, value) -> np.ndarray:
+    """State distributions: a probability vector (M,) or a non-empty stack (N, M)."""
+    arr = check_simplex(name, value, ndim=(1, 2))
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one distribution over at least one state, got shape "
+                         f"{arr.shape}.")
+    return arr
+
+
+def _theory(G, n_steps, L, eta, sigma2) -> None:
+    """The constants every strategy function takes, validated up front (they reach the rules only sometimes)."""
+    check_real("G", G, low=0, low_open=True)
+    check_int("n_steps", n_steps, low=1)
+    check_real("L", L, low=0)
+    check_real("eta", eta, low=0)
+    check_real("sigma2", sigma2, low=0)
+
+
+def _tuning(a1, b1, a2, b2, variant) -> None:
+    for name, value in (("a1", a1), ("b1", b1), ("a2", a2), ("b2", b2)):
+        check_real(name, value)
+    check_choice("variant", variant, SCORE_VARIANTS)
 
 
 def dds_scores(w, d, pi_hat, alpha_n: float, a1: float = 0.1, b1: float = 0.2, variant: str = "eq10") -> np.ndarray:
@@ -49,7 +73,7 @@ def dds_scores(w, d, pi_hat, alpha_n: float, a1: float = 0.1, b1: float = 0.2, v
     a1, b1 : float
     variant : {"eq10", "oracle"}
     """
-    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
+    pi_hat = _dists("pi_hat", pi_hat)
     m = pi_hat.shape[-1]
     w = check_array("w", w, shape=(m,), nonnegative=True)
     d = check_array("d", d, shape=(m,), nonnegative=True)
@@ -112,7 +136,7 @@ def dds_alpha(scores, pi_hat, alpha_n: float) -> np.ndarray:
     -------
     ndarray shaped like ``pi_hat``.
     """
-    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
+    pi_hat = _dists("pi_hat", pi_hat)
     scores = check_array("scores", scores, shape=pi_hat.shape)
     alpha_n = _budget(alpha_n)
     out = np.stack([_algorithm2(s, p, alpha_n) for s, p in zip(np.atleast_2d(scores), np.atleast_2d(pi_hat))])
@@ -198,7 +222,7 @@ def dds_alpha_exact(pi, alpha_n: float, d, w, *, G: float = 1.0, n_steps: int = 
     method : {"waterfill", "cvxpy"}
         ``cvxpy`` solves the QP numerically (a cross-check).
     """
-    pi = check_simplex("pi", pi, ndim=(1, 2))
+    pi = _dists("pi", pi)
     m = pi.shape[-1]
     d = check_array("d", d, shape=(m,), nonnegative=True)
     w = check_array("w", w, shape=(m,), nonnegative=True)
@@ -212,7 +236,7 @@ def dds_alpha_exact(pi, alpha_n: float, d, w, *, G: float = 1.0, n_steps: int = 
 
 def uniform_alpha(pi, alpha_n: float) -> np.ndarray:
     r"""Uniform sampling :math:`\alpha_{n,m} = \alpha_n` for every state (the "original" methods of Table 2)."""
-    pi = check_simplex("pi", pi, ndim=(1, 2))
+    pi = _dists("pi", pi)
     return np.full(pi.shape, _budget(alpha_n))
 
 
@@ -245,7 +269,10 @@ def sampling_ratios(rule: str, pi_hat, *, alpha_budget: float = 0.5, d=None, w=N
     ``d`` and ``w`` default to zeros and the uniform :math:`1/M`.
     """
     rule = check_choice("rule", rule, SAMPLING_RULES)
-    pi_hat = check_simplex("pi_hat", pi_hat, ndim=(1, 2))
+    pi_hat = _dists("pi_hat", pi_hat)
+    _budget(alpha_budget, "alpha_budget")
+    check_real("G", G, low=0, low_open=True)
+    check_int("n_steps", n_steps, low=1)
     m = pi_hat.shape[-1]
     d = np.zeros(m) if d is None else d
     w = np.full(m, 1.0 / m) if w is None else w
@@ -364,6 +391,9 @@ def aggregation_weights(rule: str, q, s, mask=None, *, a2: float = 1.0, b2: floa
                         eta: float = 0.01, sigma2: float = 1.0, lam2: float = 0.0) -> np.ndarray:
     """Aggregation weights (N,) of a rule of :data:`AGGREGATION_RULES`, normalised over ``mask``."""
     rule = check_choice("rule", rule, AGGREGATION_RULES)
+    for name, value in (("L", L), ("eta", eta), ("sigma2", sigma2)):
+        check_real(name, value, low=0)
+    check_real("lam2", lam2)
     return AGGREGATION_RULES[rule](q, s, mask, a2, b2, L, eta, sigma2, lam2)
 
 
@@ -384,7 +414,12 @@ def strategy(pi_hat, *, q, d, w, alpha_budget: float = 0.5, G: float = 1.0, n_st
     alpha (N, M), s (N,), p (N,)
     """
 
-    pi_hat = np.atleast_2d(check_array("pi_hat", pi_hat, nonnegative=True))
+    pi_hat = np.atleast_2d(_dists("pi_hat", pi_hat))
+    check_choice("sampling", sampling, SAMPLING_RULES)
+    check_choice("aggregation", aggregation, AGGREGATION_RULES)
+    _budget(alpha_budget, "alpha_budget")
+    _theory(G, n_steps, L, eta, sigma2)
+    _tuning(a1, b1, a2, b2, variant)
     a = sampling_ratios(sampling, pi_hat, alpha_budget=alpha_budget, d=d, w=w, a1=a1, b1=b1, variant=variant, G=G,
                         n_steps=n_steps)
     eff = (pi_hat * a).sum(-1)
@@ -410,8 +445,10 @@ def theorem2_gap(pi, pi_hat, *, q, d, w, alpha_budget: float = 0.5, G: float = 1
     dict: ``gap`` (signed :math:`\mathcal B(\hat\alpha,\hat p) - \mathcal B(\alpha,p)`), ``abs_gap``, ``B_true``,
     ``B_hat``, ``delta`` (per-client :math:`\delta_n`, list) and ``delta_sum`` (:math:`\sum_n\delta_n`).
     """
-    pi = np.atleast_2d(check_array("pi", pi, nonnegative=True))
-    pi_hat = np.atleast_2d(check_array("pi_hat", pi_hat, shape=pi.shape, nonnegative=True))
+    pi = np.atleast_2d(_dists("pi", pi))
+    pi_hat = np.atleast_2d(_dists("pi_hat", pi_hat))
+    if pi_hat.shape != pi.shape:
+        raise ValueError(f"pi_hat must have the shape of pi {pi.shape}, got {pi_hat.shape}.")
     kw = dict(q=q, d=d, w=w, alpha_budget=alpha_budget, G=G, n_steps=n_steps, L=L, eta=eta, sigma2=sigma2, a1=a1,
               b1=b1, a2=a2, b2=b2, variant=variant, sampling=sampling, aggregation=aggregation)
     a, s, p = strategy(pi, **kw)
@@ -445,7 +482,7 @@ def theorem2_sweep(pi, eps_values: Sequence[float], *, n_draws: int = 20, rng=No
         raise ValueError("eps_values must not be empty.")
     n_draws = check_int("n_draws", n_draws, low=1)
     rng = as_numpy_rng(rng)
-    pi = np.atleast_2d(check_array("pi", pi, nonnegative=True))
+    pi = np.atleast_2d(_dists("pi", pi))
     gaps = np.zeros((eps.size, n_draws))
     deltas = np.zeros((eps.size, n_draws))
     for i, e in enumerate(eps):
@@ -486,7 +523,7 @@ def theorem2_constants(pi, *, q, d, w, alpha_budget: float = 0.5, G: float = 1.0
     ``B_max``, ``eps``, ``K``.
     """
 
-    pi = np.atleast_2d(check_array("pi", pi, nonnegative=True))
+    pi = np.atleast_2d(_dists("pi", pi))
     a, s, p = strategy(pi, q=q, d=d, w=w, alpha_budget=alpha_budget, G=G, n_steps=n_steps, L=L, eta=eta,
                        sigma2=sigma2, a1=a1, b1=b1, a2=a2, b2=b2, variant=variant)
     q = check_array("q", q)

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream
-from fedlab._validation import check_array, check_choice, check_int, check_simplex, check_real
-from fedlab.streams.bounds import optimal_weights, p_hist_weights
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
+from fedlab.streams.bounds import OPTIMIZERS, optimal_weights, p_hist_weights
 from fedlab.streams.data import MemorySchedule, StreamDataset
 from fedlab.engine import LocalSGD, broadcast, evaluate, local_sgd, weighted_average
 from fedlab.models import Model, Params
@@ -119,7 +119,14 @@ def strategy_weights(strategy: str, n, m_hist: int, *, p_hist: float | None = No
     -------
     ndarray (M,) in the simplex.
     """
-    return STRATEGIES[check_choice("strategy", strategy, STRATEGIES)](n, m_hist, p_hist, ratio, method)
+    strategy = check_choice("strategy", strategy, STRATEGIES)
+    check_int("m_hist", m_hist, low=0, high=len(check_simplex("n", n, ndim=1)))
+    if p_hist is not None:
+        check_real("p_hist", p_hist, low=0, high=1)
+    if ratio is not None and not (isinstance(ratio, (int, float, np.number)) and ratio == np.inf):
+        check_real("ratio", ratio, low=0)
+    check_choice("method", method, ("auto", *OPTIMIZERS))
+    return STRATEGIES[strategy](n, m_hist, p_hist, ratio, method)
 
 
 # ------------------------------------------------------------------------------------ lambda schedules
@@ -173,10 +180,10 @@ def sample_weight_schedule(data, rule: str = "ones", p=None) -> list[np.ndarray]
     """
     rule = check_choice("rule", rule, LAMBDA_RULES)
     schedules = _schedules(data)
-    if rule == "client":
-        if p is None:
-            raise ValueError("rule 'client' needs the client importances p.")
+    if p is not None:
         p = check_simplex("p", p, ndim=1, size=len(schedules))
+    if rule == "client" and p is None:
+        raise ValueError("rule 'client' needs the client importances p.")
     return [LAMBDA_RULES[rule](s, None if p is None else p[k]) for k, s in enumerate(schedules)]
 
 
@@ -283,6 +290,10 @@ class StreamingFedAvg:
             check_choice("sample_weights", sample_weights, LAMBDA_RULES)
             if sample_weights == "client":
                 raise ValueError("use weights=p for the 'client' rule.")
+        elif sample_weights is not None:
+            check_sequence("sample_weights", sample_weights, nonempty=True)
+            for k, w in enumerate(sample_weights):
+                check_array(f"sample_weights[{k}]", w, ndim=2, nonnegative=True)
         self.model, self.solver = model, solver
         self.weights = None if weights is None else check_simplex("weights", weights, ndim=1)
         self.sample_weights = "ones" if weights is None and sample_weights is None else sample_weights

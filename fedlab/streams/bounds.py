@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
 
 __all__ = [
     "psi",
@@ -75,6 +75,20 @@ def _check_ratio(ratio) -> float:
     if isinstance(ratio, (int, float, np.floating, np.integer)) and not isinstance(ratio, bool) and ratio == np.inf:
         return math.inf
     return check_real("ratio", ratio, low=0)
+
+
+def _values(name: str, value, *, high: float | None = None, inf_ok: bool = False,
+            positive: bool = False) -> np.ndarray:
+    """A number or array of numbers (the vectorised functions broadcast them), non-negative (positive with
+    ``positive``), at most ``high``, finite unless ``inf_ok`` allows +inf; else raise naming ``name``."""
+    arr = check_array(name, value, finite=False)
+    if np.any(np.isnan(arr)) or (not inf_ok and np.any(np.isinf(arr))):
+        raise ValueError(f"{name} must be {'a number' if inf_ok else 'finite'} (no NaN), got {value!r}.")
+    low_bad = np.any(arr <= 0) if positive else np.any(arr < 0)
+    if low_bad or (high is not None and np.any(arr > high)):
+        interval = f"{'(' if positive else '['}0, {high if high is not None else 'inf'}]"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}.")
+    return arr
 
 
 def _gen_sum(p: np.ndarray, n: np.ndarray) -> float:
@@ -232,12 +246,12 @@ def importance_from_schedule(weights: Sequence) -> Importance:
     -------
     Importance
     """
-    if len(weights) == 0:
+    if len(check_sequence("weights", weights)) == 0:
         raise ValueError("weights must hold one (T, N_m) array per client.")
     lam = [check_array(f"weights[{m}]", w, ndim=2, nonnegative=True) for m, w in enumerate(weights)]
     horizons = {w.shape[0] for w in lam}
     if len(horizons) != 1:
-        raise ValueError(f"every client's schedule needs the same number of rounds, got {sorted(horizons)}.")
+        raise ValueError(f"weights must give every client the same number of rounds T, got {sorted(horizons)}.")
     per_round = np.stack([w.sum(1) for w in lam], axis=1)  # (T, M)
     total = per_round.sum()
     if total <= 0:
@@ -297,12 +311,8 @@ def optimal_p_hist(ratio, h, m_fresh: int):
     -------
     float or ndarray
     """
-    r = np.asarray(ratio, dtype=float)
-    hh = np.asarray(h, dtype=float)
-    if np.any(np.isnan(r)) or np.any(r < 0):
-        raise ValueError(f"ratio must be >= 0 (inf allowed), got {ratio!r}.")
-    if np.any(~np.isfinite(hh)) or np.any((hh < 0) | (hh > 1)):
-        raise ValueError(f"h must lie in [0, 1], got {h!r}.")
+    r = _values("ratio", ratio, inf_ok=True)
+    hh = _values("h", h, high=1.0)
     m_fresh = check_int("m_fresh", m_fresh, low=0)
     if m_fresh == 0:
         if np.any(hh < 1):
@@ -451,21 +461,23 @@ def historical_threshold(h, m_fresh: int):
 
     Valid for any fresh sizes (first-order optimality at :math:`p_F = 0`).
     """
+    h = _values("h", h, high=1.0)
     m_fresh = check_int("m_fresh", m_fresh, low=1)
-    return np.sqrt(np.asarray(h, dtype=float) / m_fresh)[()]
+    return np.sqrt(h / m_fresh)[()]
 
 
 def crossover_ratio(h, m_fresh: int):
     r"""Ratio below which :math:`\psi_{hist} < \psi_{unif}`: :math:`\sqrt h(1+\sqrt h)/\sqrt{M_F}` (spec §3.10)."""
+    hh = _values("h", h, high=1.0)
     m_fresh = check_int("m_fresh", m_fresh, low=1)
-    hh = np.asarray(h, dtype=float)
     return (np.sqrt(hh) * (1 + np.sqrt(hh)) / math.sqrt(m_fresh))[()]
 
 
 def crossover_fraction(ratio, m_fresh: int):
     r"""Fraction :math:`h_\times = ((\sqrt{1+4\kappa}-1)/2)^2` above which Historical beats Uniform in :math:`\psi`."""
+    ratio = _values("ratio", ratio)
     m_fresh = check_int("m_fresh", m_fresh, low=1)
-    kappa = np.asarray(ratio, dtype=float) * math.sqrt(m_fresh)
+    kappa = ratio * math.sqrt(m_fresh)
     return (((np.sqrt(1 + 4 * kappa) - 1) / 2) ** 2)[()]
 
 
@@ -532,12 +544,9 @@ def estimate_ratio(loss_bound, grad_bound, diameter, d, n_total, m_fresh):
             "n_total": n_total, "m_fresh": m_fresh}
     arrs = {}
     for name, value in args.items():
-        a = np.asarray(value, dtype=float)
-        if np.any(~np.isfinite(a)) or np.any(a < 0):
-            raise ValueError(f"{name} must be finite and non-negative, got {value!r}.")
-        if name in ("grad_bound", "diameter", "n_total", "m_fresh") and np.any(a <= 0):
-            raise ValueError(f"{name} must be positive, got {value!r}.")
-        arrs[name] = a
+        arrs[name] = _values(name, value, positive=name in ("grad_bound", "diameter", "n_total", "m_fresh"))
+    if np.any(arrs["m_fresh"] != np.round(arrs["m_fresh"])):
+        raise ValueError(f"m_fresh must be a positive integer (number of fresh clients), got {m_fresh!r}.")
     out = (arrs["loss_bound"] + np.sqrt(arrs["d"] / arrs["n_total"])) / (
         arrs["grad_bound"] * arrs["diameter"] * np.sqrt(arrs["m_fresh"]))
     return float(out) if out.ndim == 0 else out

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_type
 from fedlab.data.memory import MEMORY_RULES
 from fedlab.engine.population import ClientData, FederatedDataset
 
@@ -170,6 +170,8 @@ def arrival_counts(process, horizon: int, rng=None) -> np.ndarray:
     """Counts ``(horizon,)`` of an arrival process, or validate an explicit array of counts."""
     if hasattr(process, "counts"):
         return process.counts(horizon, rng)
+    horizon = check_int("horizon", horizon, low=1)
+    as_numpy_rng(rng)  # validated even though explicit counts draw nothing
     counts = check_array("counts", process, ndim=1, nonnegative=True)
     if counts.shape != (horizon,) or np.any(counts != np.round(counts)):
         raise ValueError(f"counts must be {horizon} non-negative integers (one per round), got shape {counts.shape}.")
@@ -333,6 +335,13 @@ class StreamDataset(FederatedDataset):
         super().__post_init__()
         if self.memory_index is None or self.memory_count is None:
             raise ValueError("StreamDataset needs memory_index (T, K, C_max) and memory_count (T, K).")
+        for name in ("memory_index", "memory_count"):
+            value = check_type(name, getattr(self, name), Tensor)
+            if value.dtype != torch.long:
+                raise TypeError(f"{name} must be a tensor of int64, got dtype {value.dtype}.")
+        check_type("historical", self.historical, Tensor, optional=True)
+        if self.historical is not None and self.historical.dtype != torch.bool:
+            raise TypeError(f"historical must be a tensor of bool, got dtype {self.historical.dtype}.")
         k = self.train.n_clients
         if self.memory_index.dim() != 3 or self.memory_index.shape[1] != k or \
                 self.memory_count.shape != self.memory_index.shape[:2]:
@@ -342,6 +351,14 @@ class StreamDataset(FederatedDataset):
             object.__setattr__(self, "historical", torch.zeros(k, dtype=torch.bool))
         elif self.historical.shape != (k,):
             raise ValueError(f"historical must have shape ({k},), got {tuple(self.historical.shape)}.")
+        count, index = self.memory_count, self.memory_index
+        if bool((count < 0).any()) or bool((count > index.shape[2]).any()):
+            raise ValueError(f"memory_count must lie in [0, {index.shape[2]}] (C_max), got "
+                             f"[{int(count.min())}, {int(count.max())}].")
+        used = torch.arange(index.shape[2]) < count.unsqueeze(-1)
+        n = self.train.n.view(1, k, 1).expand_as(index)
+        if bool((index < 0).any()) or bool((index >= n)[used].any()) or bool((index >= self.train.x.shape[1]).any()):
+            raise ValueError("memory_index must hold arrival indices in [0, train.n[k]) (padding: in [0, n_max)).")
 
     @classmethod
     def from_schedules(cls, xs: Sequence, ys: Sequence, schedules: Sequence[MemorySchedule], *,
@@ -466,6 +483,12 @@ def make_stream_dataset(xs: Sequence, ys: Sequence, arrivals: Sequence, capaciti
     StreamDataset
     """
     horizon = check_int("horizon", horizon, low=1)
+    for name, value in (("xs", xs), ("ys", ys), ("arrivals", arrivals), ("capacities", capacities)):
+        check_sequence(name, value)
+    if not isinstance(rules, str):
+        check_sequence("rules", rules)
+        for rule in rules:
+            check_choice("rules", rule, MEMORY_RULES)
     k = len(xs)
     if not (len(ys) == len(arrivals) == len(capacities) == k) or k == 0:
         raise ValueError(f"xs, ys, arrivals and capacities need one entry per client ({k}), got "
@@ -511,6 +534,13 @@ def make_case_study(hist_xs: Sequence, hist_ys: Sequence, fresh_xs: Sequence, fr
     StreamDataset with ``historical`` set.
     """
     horizon = check_int("horizon", horizon, low=1)
+    check_sequence("hist_xs", hist_xs)
+    check_sequence("hist_ys", hist_ys, size=len(hist_xs))
+    check_sequence("fresh_xs", fresh_xs)
+    check_sequence("fresh_ys", fresh_ys, size=len(fresh_xs))
+    for name, seq in (("hist_xs", hist_xs), ("hist_ys", hist_ys), ("fresh_xs", fresh_xs), ("fresh_ys", fresh_ys)):
+        for k, value in enumerate(seq):
+            check_array(f"{name}[{k}]", value)
     arrivals, capacities, rules = [], [], []
     for k, x in enumerate(hist_xs):
         arrivals.append(StaticArrivals(len(x)))
@@ -553,6 +583,15 @@ class StreamSynthetic:
     theta0: np.ndarray
     task: str = "logistic"
     noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        theta = check_array("theta", self.theta, ndim=2)
+        if theta.shape[0] == 0 or theta.shape[1] == 0:
+            raise ValueError(f"theta must have shape (K, d) with K, d >= 1, got {theta.shape}.")
+        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "theta0", check_array("theta0", self.theta0, shape=(theta.shape[1],)))
+        check_choice("task", self.task, ("logistic", "linear"))
+        object.__setattr__(self, "noise", check_real("noise", self.noise, low=0))
 
     def sample(self, sizes, rng=None) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Draw ``sizes[k]`` i.i.d. samples from each client: lists ``xs`` (float32) and ``ys``."""

@@ -22,14 +22,14 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
 from fedlab.algorithms._common import initial_params
 from fedlab.streams.algorithms import StreamingFedAvg, strategy_weights
 from fedlab.streams.bounds import estimate_ratio, optimal_p_hist, p_hist_weights
 from fedlab.streams.data import StreamDataset, StreamSynthetic, make_case_study, make_stream_synthetic
-from fedlab.engine import ClientData, LocalSGD, broadcast, local_sgd, run
+from fedlab.engine import ClientData, LocalSGD, broadcast, check_model_data, local_sgd, run
 from fedlab.experiments.aggregate import group_by_config
-from fedlab.models import LinearModel, Params
+from fedlab.models import LinearModel, Params, check_model, check_params
 
 __all__ = [
     "LinearNoBias",
@@ -100,7 +100,12 @@ def synthetic_case_study(*, task: str = "logistic", h: float = 0.2, n_total: int
 
 def excess_risk(params: Params, theta, n) -> float:
     r"""Exact excess squared-error risk :math:`\tfrac13\|w - \sum_m n_m\theta_m\|^2 + b^2` for :math:`x\sim\mathcal U[-1,1]^d`."""
-    target = np.asarray(n, dtype=float) @ np.asarray(theta, dtype=float)
+    theta = check_array("theta", theta, ndim=2)
+    if theta.shape[1] == 0:
+        raise ValueError(f"theta must have shape (K, d) with d >= 1, got {theta.shape}.")
+    n = check_simplex("n", n, ndim=1, size=theta.shape[0])
+    check_params(LinearNoBias(theta.shape[1]), params, stacked=False)
+    target = n @ theta
     w = params["weight"].detach().double().numpy().ravel()
     b = float(params["bias"].detach().double().sum())
     return float(np.sum((w - target) ** 2) / 3 + b ** 2)
@@ -138,6 +143,9 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
     """
     start = time.perf_counter()
     task = check_choice("task", task, ("logistic", "linear"))
+    grid = [check_real("grid", g, low=0, high=1) for g in check_sequence("grid", grid, nonempty=True)]
+    check_real("estimate_fraction", estimate_fraction, low=0, high=1, low_open=True)
+    check_int("estimate_steps", estimate_steps, low=1)
     data, gen = synthetic_case_study(task=task, h=h, n_total=n_total, horizon=horizon, m_hist=m_hist,
                                      m_fresh=m_fresh, dim=dim, eps=eps, noise=noise,
                                      test_per_client=test_per_client, seed=seed)
@@ -197,6 +205,7 @@ def summarize(records: Sequence[Mapping], *, digits: int = 3) -> list[dict]:
         (``grid``, ``grid_mean``, ``grid_std``), ``argmin_or_max`` per seed and the paired differences
         ``hist_minus_unif``, ``fresh_minus_unif``, ``ours_minus_best``, ``ours_minus_unif`` (mean, std, per seed).
     """
+    digits = check_int("digits", digits, low=0)
     rows = []
     for recs in group_by_config(records):
         res = [r["result"] for r in recs]
@@ -295,9 +304,11 @@ def estimate_constants(model, data, *, params=None, fraction: float = 0.5, steps
     fraction = check_real("fraction", fraction, low=0, high=1, low_open=True)
     steps = check_int("steps", steps, low=1)
     check_int("seed", seed, low=0)
+    check_model(model)
     if not isinstance(data, ClientData):
         raise TypeError(f"data must be a ClientData of the historical clients, got {type(data).__name__}.")
-    theta1 = initial_params(model, seed) if params is None else params
+    check_model_data(model, data)
+    theta1 = initial_params(model, seed) if params is None else check_params(model, params, stacked=False)
     rng = numpy_rng(seed, 0, Stream.STREAMS_ESTIMATE)
     xs, ys = [], []
     for k in range(data.n_clients):

@@ -9,10 +9,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_int, check_real, check_sequence, check_simplex
 from fedlab.streams.bounds import (crossover_fraction, historical_threshold, optimal_p_hist, optimal_weights,
                                    psi_closed_form)
 from fedlab.plots import figure_axes
+from fedlab.streams.data import MemorySchedule
 
 __all__ = [
     "plot_memory_schedule",
@@ -36,6 +37,24 @@ def _ratios(ratios) -> np.ndarray:
     return r
 
 
+def _h_values(h_values) -> np.ndarray:
+    hs = check_array("h_values", h_values, ndim=1)
+    if hs.size == 0 or np.any((hs < 0) | (hs > 1)):
+        raise ValueError(f"h_values must be a non-empty list of fractions N_hist/N in [0, 1], got {hs.tolist()}.")
+    return hs
+
+
+def _row(name: str, row, keys: Sequence[str]) -> Mapping:
+    """A result row (a mapping) holding ``keys``, else raise naming ``name`` and the missing keys."""
+    if not isinstance(row, Mapping):
+        raise TypeError(f"{name} must be a mapping (a row of fedlab.streams.experiments.summarize), got "
+                        f"{type(row).__name__}.")
+    missing = [k for k in keys if k not in row]
+    if missing:
+        raise ValueError(f"{name} lacks the keys {missing} (rows come from fedlab.streams.experiments.summarize).")
+    return row
+
+
 def _check_split(m: int, m_hist: int) -> tuple[int, int]:
     m = check_int("m", m, low=2)
     m_hist = check_int("m_hist", m_hist, low=1, high=m - 1)
@@ -49,9 +68,12 @@ def plot_memory_schedule(schedule, *, ax=None, title: str | None = None):
     ----------
     schedule : MemorySchedule or bool array (T, N)
     """
-    im = np.asarray(getattr(schedule, "in_memory", schedule), dtype=bool)
-    if im.ndim != 2:
-        raise ValueError(f"schedule must be a MemorySchedule or a (T, N) boolean array, got shape {im.shape}.")
+    if isinstance(schedule, MemorySchedule):
+        schedule = schedule.in_memory
+    im = check_array("schedule", schedule, ndim=2)
+    if np.any((im != 0) & (im != 1)):
+        raise ValueError("schedule must be a MemorySchedule or a (T, N) boolean (0/1) array, got other values.")
+    im = im.astype(bool)
     fig, ax = figure_axes(ax, (5.5, 2.8))
     ax.imshow(im, aspect="auto", cmap="Blues", interpolation="nearest", origin="upper")
     ax.set_xlabel("sample (arrival order)")
@@ -69,7 +91,9 @@ def plot_p_hist_vs_ratio(h_values: Sequence[float] = (0.05, 0.2, 0.5), m: int = 
     """
     m, m_hist = _check_split(m, m_hist)
     r = _ratios(ratios)
-    hs = check_array("h_values", h_values, ndim=1)
+    hs = _h_values(h_values)
+    if mark is not None:
+        check_real("mark", mark, low=0, low_open=True)
     fig, ax = figure_axes(ax)
     data = {"ratios": r, "h_values": hs, "p_hist": {}, "threshold": {}}
     for i, h in enumerate(hs):
@@ -102,7 +126,9 @@ def plot_bound_tradeoff(h_values: Sequence[float] = (0.05, 0.2, 0.5), m: int = 5
 
     m, m_hist = _check_split(m, m_hist)
     r = _ratios(ratios)
-    hs = check_array("h_values", h_values, ndim=1)
+    hs = _h_values(h_values)
+    if mark is not None:
+        check_real("mark", mark, low=0, low_open=True)
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     data = {"ratios": r, "n_eff_ratio": {}, "noise": {}, "p_hist": {}}
     for i, h in enumerate(hs):
@@ -132,7 +158,11 @@ def plot_psi_gaps(ratios: Sequence[float] = (10 ** -1.3, 0.15, 10 ** -0.5), m: i
 
     m, m_hist = _check_split(m, m_hist)
     rs = check_array("ratios", ratios, ndim=1, nonnegative=True)
-    hs = np.linspace(0.01, 0.99, 99) if h_values is None else check_array("h_values", h_values, ndim=1)
+    if rs.size == 0:
+        raise ValueError("ratios must not be empty.")
+    hs = np.linspace(0.01, 0.99, 99) if h_values is None else _h_values(h_values)
+    if mark_h is not None:
+        check_real("mark_h", mark_h, low=0, high=1)
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     data = {"h": hs, "gap_hist": {}, "gap_unif": {}, "hist_minus_unif": {}, "crossover": {}}
     for i, r in enumerate(rs):
@@ -158,14 +188,14 @@ def plot_psi_gaps(ratios: Sequence[float] = (10 ** -1.3, 0.15, 10 ** -0.5), m: i
 
 def plot_client_weights(p, m_hist: int, *, n=None, ax=None, title: str | None = None):
     """Bars of per-client importances :math:`p_m` (historical red, fresh green), with :math:`n_m` as ticks."""
-    p = check_array("p", p, ndim=1, nonnegative=True)
+    p = check_simplex("p", p, ndim=1)
     m_hist = check_int("m_hist", m_hist, low=0, high=len(p))
     fig, ax = figure_axes(ax, (5, 2.8))
     colors = [_COLORS["historical"]] * m_hist + [_COLORS["fresh"]] * (len(p) - m_hist)
     ax.bar(np.arange(len(p)), p, color=colors, width=0.85)
     data = {"p": p, "m_hist": m_hist}
     if n is not None:
-        n = check_array("n", n, shape=(len(p),), nonnegative=True)
+        n = check_simplex("n", n, ndim=1, size=len(p))
         ax.plot(np.arange(len(p)), n, "k_", ms=8, label="$n_m$ (Uniform)")
         ax.legend(fontsize=7)
         data["n"] = n
@@ -195,6 +225,9 @@ def plot_bound_explorer(ratio: float = 0.15, h: float = 0.2, m: int = 50, m_hist
     ratio = check_real("ratio", ratio, low=0, low_open=True)
     h = check_real("h", h, low=0, high=1, low_open=True, high_open=True)
     m, m_hist = _check_split(m, m_hist)
+    unequal = check_bool("unequal", unequal)
+    check_int("seed", seed, low=0)
+    h_values = _h_values(h_values)
     m_fresh = m - m_hist
     n = np.concatenate([np.full(m_hist, h / m_hist), np.full(m_fresh, (1 - h) / m_fresh)])
     if unequal:
@@ -228,6 +261,20 @@ def plot_bound_explorer(ratio: float = 0.15, h: float = 0.2, m: int = 50, m_hist
 def plot_strategy_comparison(rows: Sequence[Mapping], *, key: str = "h", ax=None, ylabel: str | None = None,
                              strategies: Sequence[str] = ("fresh", "historical", "uniform", "ours", "optimal")):
     """Grouped bars (mean ± std over seeds) of the strategies, one group per row of ``summarize``."""
+    check_sequence("strategies", strategies, nonempty=True)
+    for s in strategies:
+        if not isinstance(s, str):
+            raise TypeError(f"strategies must be names of strategies (strings), got {s!r}.")
+    if not isinstance(key, str):
+        raise TypeError(f"key must be the name of a column of the rows (a string), got {key!r}.")
+    check_sequence("rows", rows, nonempty=True)
+    for i, r in enumerate(rows):
+        _row(f"rows[{i}]", r, ())
+        if key not in r:
+            raise ValueError(f"key={key!r} is not a column of rows[{i}] (columns: {sorted(r)}).")
+        missing = [s for s in strategies if f"{s}_mean" not in r or f"{s}_std" not in r]
+        if missing:
+            raise ValueError(f"strategies {missing} have no '<name>_mean'/'<name>_std' columns in rows[{i}].")
     fig, ax = figure_axes(ax, (6, 3.2))
     width = 0.8 / len(strategies)
     data = {"groups": [r[key] for r in rows]}
@@ -250,9 +297,14 @@ def plot_strategy_comparison(rows: Sequence[Mapping], *, key: str = "h", ax=None
 def plot_p_hist_curve(row: Mapping, *, ax=None, title: str | None = None):
     r"""Fig. 4.4 analogue: the metric against :math:`p_{hist}` (grid, mean ± std), with Uniform (:math:`p_{hist}=h`)
     and Ours (:math:`\hat p^*_{hist}`) marked."""
+    _row("row", row, ("grid", "grid_mean", "grid_std", "h_mean", "uniform_mean", "uniform_std", "p_hat_mean",
+                      "p_hat_std", "ours_mean", "ours_std"))
+    g = check_array("row['grid']", row["grid"], ndim=1)
+    mean = check_array("row['grid_mean']", row["grid_mean"], shape=g.shape)
+    std = check_array("row['grid_std']", row["grid_std"], shape=g.shape)
+    for k in ("h_mean", "uniform_mean", "uniform_std", "p_hat_mean", "p_hat_std", "ours_mean", "ours_std"):
+        check_real(f"row['{k}']", row[k])
     fig, ax = figure_axes(ax, (4.2, 3.2))
-    g = np.asarray(row["grid"], dtype=float)
-    mean, std = np.asarray(row["grid_mean"], dtype=float), np.asarray(row["grid_std"], dtype=float)
     ax.errorbar(g, mean, yerr=std, fmt="o-", color="k", ms=3, capsize=2, label="grid")
     ax.errorbar([row["h_mean"]], [row["uniform_mean"]], yerr=[row["uniform_std"]], fmt="s",
                 color=_COLORS["uniform"], label="Uniform")

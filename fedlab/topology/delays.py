@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
 from fedlab.topology.maxplus import max_cycle_mean
 from fedlab.topology.networks import Connectivity
 
@@ -118,6 +118,7 @@ def preset_params(preset: str = "sub_inaturalist", access_bps=1e10, local_steps:
     DelayParams
     """
     check_choice("preset", preset, PRESETS)
+    _check_capacity("access_bps", access_bps)
     return DelayParams(local_steps=local_steps, up_bps=access_bps, dn_bps=access_bps, **PRESETS[preset])
 
 
@@ -134,8 +135,19 @@ def arc_delays(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg)
     return comp[src] + transfer_ms(src, dst, conn, params, outdeg, indeg)
 
 
+_NO_PARAMS = object()
+
+
+def check_network_args(conn: Connectivity, params=_NO_PARAMS) -> None:
+    """The connectivity graph and (when passed) the delay parameters of a call: a Connectivity, a DelayParams."""
+    check_type("conn", conn, Connectivity)
+    if params is not _NO_PARAMS:
+        check_type("params", params, DelayParams)
+
+
 def overlay_arcs(overlay: nx.DiGraph, conn: Connectivity) -> tuple[np.ndarray, np.ndarray]:
     """Validated arc arrays of an overlay on silos ``0..N-1`` (self-loops dropped)."""
+    check_type("conn", conn, Connectivity)
     if not isinstance(overlay, nx.DiGraph):
         raise TypeError(f"overlay must be a networkx.DiGraph, got {type(overlay).__name__}.")
     if set(overlay.nodes) != set(range(conn.n)):
@@ -170,6 +182,8 @@ def overlay_delays(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams,
     numpy.ndarray, shape (N, N)
         ``W[i, j] = d_o(i, j)`` in ms, ``-inf`` for non-arcs.
     """
+    check_network_args(conn, params)
+    self_loops = check_bool("self_loops", self_loops)
     src, dst = overlay_arcs(overlay, conn)
     outdeg = np.bincount(src, minlength=conn.n)[src]
     indeg = np.bincount(dst, minlength=conn.n)[dst]
@@ -195,6 +209,7 @@ def connectivity_delays(conn: Connectivity, params: DelayParams) -> np.ndarray:
     numpy.ndarray, shape (N, N)
         ``-inf`` where :math:`(i,j) \notin \mathcal{E}_c` and on the diagonal.
     """
+    check_network_args(conn, params)
     src, dst = _all_arcs(conn)
     edge_params = params.replace(up_bps=np.inf, dn_bps=np.inf)
     W = np.full((conn.n, conn.n), -np.inf)
@@ -213,6 +228,7 @@ def degree_one_delays(conn: Connectivity, params: DelayParams) -> np.ndarray:
     numpy.ndarray, shape (N, N)
         ``-inf`` where :math:`(i,j) \notin \mathcal{E}_c` and on the diagonal.
     """
+    check_network_args(conn, params)
     src, dst = _all_arcs(conn)
     W = np.full((conn.n, conn.n), -np.inf)
     W[src, dst] = arc_delays(src, dst, conn, params, 1.0, 1.0)
@@ -260,6 +276,7 @@ def cycle_time(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams) -> 
     >>> round(cycle_time(design_overlay("star", conn, params), conn, params))
     390
     """
+    check_network_args(conn, params)
     overlay_arcs(overlay, conn)
     if not nx.is_strongly_connected(overlay):
         raise ValueError("overlay must be strongly connected (a strong spanning subdigraph of G_c).")
@@ -290,10 +307,16 @@ def overlay_from_edges(n: int, edges, directed: bool = False, name: str = "custo
     networkx.DiGraph
     """
     n = check_int("n", n, low=1)
+    directed = check_bool("directed", directed)
+    check_type("name", name, str)
+    if isinstance(edges, (str, bytes)) or not hasattr(edges, "__iter__"):
+        raise TypeError(f"edges must be an iterable of (int, int) pairs, got {type(edges).__name__}.")
     graph = nx.DiGraph(name=name)
     graph.add_nodes_from(range(n))
-    for u, v in edges:
-        u, v = int(u), int(v)
+    for i, edge in enumerate(edges):
+        if not isinstance(edge, (tuple, list, np.ndarray)) or len(edge) != 2:
+            raise TypeError(f"edges[{i}] must be a pair (u, v) of silos, got {edge!r}.")
+        u, v = (check_int(f"edges[{i}]", node) for node in edge)
         if not (0 <= u < n and 0 <= v < n):
             raise ValueError(f"edges must join nodes in 0..{n - 1}, got ({u}, {v}).")
         graph.add_edge(u, v)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from fedlab._validation import check_choice, check_int
-from fedlab.topology.delays import DelayParams, cycle_time
+from fedlab._validation import check_choice, check_int, check_real, check_type
+from fedlab.topology.delays import DelayParams, check_network_args, cycle_time
 from fedlab.topology.matcha import MatchaSchedule, matcha_cycle_time, matcha_schedule
 from fedlab.topology.networks import Connectivity
 from fedlab.topology.overlays import OVERLAYS
@@ -33,6 +33,7 @@ def matcha_schedules(conn: Connectivity, budget: float = 0.5) -> dict[str, Match
     dict
         ``{"matcha": ..., "matcha+": ...}`` (MATCHA+ only when ``conn.underlay`` is known).
     """
+    check_network_args(conn)
     out = {"matcha": matcha_schedule(_undirected_connectivity(conn), budget)}
     if conn.underlay is not None:
         out["matcha+"] = matcha_schedule(conn.underlay, budget)
@@ -62,8 +63,14 @@ def compare_overlays(conn: Connectivity, params: DelayParams, names=ALL_OVERLAYS
     dict
         ``{name: cycle time in ms}`` in the order of ``names``.
     """
-    names = [check_choice("names", name, ALL_OVERLAYS) for name in names]
+    check_network_args(conn, params)
+    names = [check_choice("names", name, ALL_OVERLAYS) for name in check_type("names", names, (tuple, list))]
+    if not names:
+        raise ValueError("names must list at least one overlay.")
     matcha_rounds = check_int("matcha_rounds", matcha_rounds, low=1)
+    check_int("seed", seed, low=0)
+    for key, schedule in (check_type("schedules", schedules, dict, optional=True) or {}).items():
+        check_type(f"schedules[{key!r}]", schedule, MatchaSchedule)
     if any(name.startswith("matcha") for name in names) and schedules is None:
         schedules = matcha_schedules(conn)
     out = {}
@@ -79,4 +86,6 @@ def compare_overlays(conn: Connectivity, params: DelayParams, names=ALL_OVERLAYS
 
 def ranking(cycle_times: dict[str, float]) -> list[str]:
     """Overlay names from the fastest (smallest cycle time) to the slowest."""
+    for name, value in check_type("cycle_times", cycle_times, dict).items():
+        check_real(f"cycle_times[{name!r}]", value, low=0.0)
     return sorted(cycle_times, key=cycle_times.get)

@@ -27,8 +27,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_int, check_real
-from fedlab.topology.delays import DelayParams, arc_delays
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
+from fedlab.topology.delays import DelayParams, arc_delays, check_network_args
 from fedlab.topology.networks import Connectivity
 
 __all__ = [
@@ -67,15 +67,50 @@ class MatchaSchedule:
     probabilities: np.ndarray
     alpha: float
 
+    def __post_init__(self) -> None:
+        check_int("n", self.n, low=2)
+        object.__setattr__(self, "matchings", _check_matchings(self.matchings, self.n))
+        object.__setattr__(self, "probabilities", _check_probabilities(self.probabilities, len(self.matchings)))
+        check_real("alpha", self.alpha, low=0.0)
 
-def _check_base(graph: nx.Graph) -> int:
+
+def _check_matchings(matchings, n: int) -> list[np.ndarray]:
+    """Matchings as int arrays (k, 2) of silos in [0, n), none of which meets a silo twice."""
+    if not isinstance(matchings, (list, tuple)) or not matchings:
+        raise TypeError(f"matchings must be a non-empty list of (k, 2) arrays of silo pairs, got {matchings!r:.80}.")
+    out = []
+    for j, edges in enumerate(matchings):
+        arr = np.asarray(edges)
+        if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+            raise TypeError(f"matchings[{j}] must be an integer array (k, 2) of silo pairs, got {arr.dtype} "
+                            f"{arr.shape}.")
+        if arr.size and (arr.min() < 0 or arr.max() >= n):
+            raise ValueError(f"matchings[{j}] must join silos in [0, {n}), got values in [{arr.min()}, {arr.max()}].")
+        if len(np.unique(arr)) != arr.size:
+            raise ValueError(f"matchings[{j}] is not a matching: a silo appears in two of its pairs.")
+        out.append(arr.astype(np.int64))
+    return out
+
+
+def _check_probabilities(probabilities, m: int) -> np.ndarray:
+    p = check_array("probabilities", probabilities, shape=(m,))
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"probabilities must lie in [0, 1], got values in [{p.min():.4g}, {p.max():.4g}].")
+    return p
+
+
+def _check_solver(solver: str | None) -> str | None:
+    return solver if solver is None else check_choice("solver", solver, cp.installed_solvers())
+
+
+def _check_base(graph: nx.Graph, name: str = "base_graph", connected: bool = True) -> int:
     if not isinstance(graph, nx.Graph) or graph.is_directed():
-        raise TypeError(f"base_graph must be an undirected networkx.Graph, got {type(graph).__name__}.")
+        raise TypeError(f"{name} must be an undirected networkx.Graph, got {type(graph).__name__}.")
     n = graph.number_of_nodes()
     if n < 2 or set(graph.nodes) != set(range(n)):
-        raise ValueError(f"base_graph must have nodes 0..N-1 with N >= 2, got {sorted(graph.nodes)[:5]}...")
-    if not nx.is_connected(graph):
-        raise ValueError("base_graph must be connected.")
+        raise ValueError(f"{name} must have nodes 0..N-1 with N >= 2, got {sorted(graph.nodes)[:5]}...")
+    if connected and not nx.is_connected(graph):
+        raise ValueError(f"{name} must be connected.")
     return n
 
 
@@ -115,6 +150,7 @@ def greedy_matchings(graph: nx.Graph) -> list[np.ndarray]:
     -------
     list of numpy.ndarray, each shape (k, 2)
     """
+    _check_base(graph, "graph", connected=False)
     colours = nx.greedy_color(nx.line_graph(graph), strategy="largest_first")
     classes: dict[int, list] = {}
     for edge, colour in colours.items():
@@ -163,7 +199,8 @@ def matcha_probabilities(matchings, n: int, budget: float = 0.5, solver: str | N
     """
     n = check_int("n", n, low=2)
     budget = check_real("budget", budget, low=0.0, high=1.0, low_open=True)
-    L = _laplacians(matchings, n)
+    solver = _check_solver(solver)
+    L = _laplacians(_check_matchings(matchings, n), n)
     m = L.shape[0]
     p, gamma, beta = cp.Variable(m), cp.Variable(), cp.Variable()
     lap = cp.reshape(L.reshape(m, -1).T @ p, (n, n), order="C")
@@ -197,8 +234,8 @@ def matcha_alpha(matchings, probabilities, n: int) -> float:
     float
     """
     n = check_int("n", n, low=2)
-    L = _laplacians(matchings, n)
-    p = check_array("probabilities", probabilities, shape=(L.shape[0],))
+    L = _laplacians(_check_matchings(matchings, n), n)
+    p = _check_probabilities(probabilities, L.shape[0])
     lbar = np.tensordot(p, L, axes=1)
     quad = lbar @ lbar + 2 * np.tensordot(p * (1 - p), L, axes=1)
     centre = np.eye(n) - np.ones((n, n)) / n
@@ -227,6 +264,7 @@ def matcha_schedule(base_graph: nx.Graph, budget: float = 0.5, solver: str | Non
     MatchaSchedule
     """
     n = _check_base(base_graph)
+    solver = _check_solver(solver)
     matchings = matching_decomposition(base_graph)
     p = matcha_probabilities(matchings, n, budget, solver)
     return MatchaSchedule(n, matchings, p, matcha_alpha(matchings, p, n))
@@ -245,6 +283,7 @@ def sample_matcha_rounds(schedule: MatchaSchedule, n_rounds: int, rng=None) -> n
     -------
     numpy.ndarray of bool, shape (n_rounds, m)
     """
+    check_type("schedule", schedule, MatchaSchedule)
     n_rounds = check_int("n_rounds", n_rounds, low=1)
     p = schedule.probabilities
     if not np.any(p > 0):
@@ -276,6 +315,8 @@ def matcha_round_times(schedule: MatchaSchedule, conn: Connectivity, params: Del
     -------
     numpy.ndarray, shape (n_rounds,)
     """
+    check_type("schedule", schedule, MatchaSchedule)
+    check_network_args(conn, params)
     if schedule.n != conn.n:
         raise ValueError(f"schedule has {schedule.n} silos but conn has {conn.n}.")
     edges = np.concatenate(schedule.matchings)
@@ -293,7 +334,10 @@ def matcha_cycle_time(schedule: MatchaSchedule, conn: Connectivity, params: Dela
 
 def matcha_weights(schedule: MatchaSchedule, active) -> np.ndarray:
     r"""Consensus matrix :math:`W_k = I - \alpha L_k` of one round (``active``: bool per matching)."""
-    active = np.asarray(active, dtype=bool)
+    check_type("schedule", schedule, MatchaSchedule)
+    active = np.asarray(active)
+    if active.dtype != bool:
+        raise TypeError(f"active must be a bool array (one flag per matching), got dtype {active.dtype}.")
     if active.shape != (len(schedule.matchings),):
         raise ValueError(f"active must have shape ({len(schedule.matchings)},), got {active.shape}.")
     L = _laplacians(schedule.matchings, schedule.n)[active].sum(axis=0)

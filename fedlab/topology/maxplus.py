@@ -12,7 +12,7 @@ whose cycle time is the maximum cycle mean of the delay digraph (thesis eq. 2.5)
 with :math:`|\gamma|` the number of arcs of the circuit :math:`\gamma` [Bac92, Thm. 3.23].
 
 Delay matrices are dense ``(n, n)`` arrays ``W`` with ``W[u, v]`` the delay of arc ``u -> v`` and
-``-inf`` (or ``nan``) for a missing arc; the diagonal holds self-loops.
+``-inf`` for a missing arc; the diagonal holds self-loops.
 """
 from __future__ import annotations
 
@@ -31,9 +31,8 @@ def _check_delays(W) -> np.ndarray:
     W = check_array("W", W, ndim=2, finite=False)
     if W.shape[0] != W.shape[1] or W.shape[0] == 0:
         raise ValueError(f"W must be a non-empty square (n, n) matrix, got shape {W.shape}.")
-    W = np.where(np.isnan(W), -np.inf, W)
-    if np.any(W == np.inf):
-        raise ValueError("W must not contain +inf (use -inf or nan for a missing arc).")
+    if np.any(np.isnan(W)) or np.any(W == np.inf):
+        raise ValueError("W must hold delays, and -inf for a missing arc: NaN and +inf are not delays.")
     return W
 
 
@@ -119,7 +118,7 @@ def max_cycle_mean(W) -> float:
     Parameters
     ----------
     W : array_like, shape (n, n)
-        ``W[u, v]`` is the delay of arc ``u -> v``; ``-inf`` or ``nan`` marks a missing arc.
+        ``W[u, v]`` is the delay of arc ``u -> v``; ``-inf`` marks a missing arc (``nan`` is an error).
 
     Returns
     -------
@@ -167,7 +166,7 @@ def critical_circuit(W) -> list[int]:
     Parameters
     ----------
     W : array_like, shape (n, n)
-        Delay matrix, ``-inf``/``nan`` for missing arcs.
+        Delay matrix, ``-inf`` for missing arcs.
 
     Returns
     -------
@@ -191,7 +190,7 @@ def max_cycle_mean_bruteforce(W) -> float:
     Parameters
     ----------
     W : array_like, shape (n, n)
-        Delay matrix, ``-inf``/``nan`` for missing arcs.
+        Delay matrix, ``-inf`` for missing arcs.
 
     Returns
     -------
@@ -220,7 +219,7 @@ def simulate_maxplus(W, n_steps: int, t0=None) -> np.ndarray:
     Parameters
     ----------
     W : array_like, shape (n, n)
-        Delay matrix, ``-inf``/``nan`` for missing arcs.
+        Delay matrix, ``-inf`` for missing arcs.
     n_steps : int
         Number of steps ``K`` (>= 0).
     t0 : array_like, shape (n,), optional

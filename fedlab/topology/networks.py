@@ -41,7 +41,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_path, check_real, check_type
 
 __all__ = [
     "Network",
@@ -88,6 +88,14 @@ class Network:
     graph: nx.Graph
     positions: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        check_type("name", self.name, str)
+        if not isinstance(self.graph, nx.Graph) or self.graph.is_directed():
+            raise TypeError(f"graph must be an undirected networkx.Graph, got {type(self.graph).__name__}.")
+        if self.positions is not None:
+            object.__setattr__(self, "positions", check_array("positions", self.positions,
+                                                              shape=(self.graph.number_of_nodes(), 2)))
+
     @property
     def names(self) -> list[str]:
         """Silo labels in index order."""
@@ -118,6 +126,9 @@ def great_circle_km(lat1, lon1, lat2, lon2) -> np.ndarray:
     numpy.ndarray
         Distances in km.
     """
+    for name, value, bound in (("lat1", lat1, 90), ("lon1", lon1, 360), ("lat2", lat2, 90), ("lon2", lon2, 360)):
+        if np.any(np.abs(check_array(name, value)) > bound):
+            raise ValueError(f"{name} must be in decimal degrees within [-{bound}, {bound}], got {value!r}.")
     p1, l1, p2, l2 = (np.radians(np.asarray(x, dtype=float)) for x in (lat1, lon1, lat2, lon2))
     h = np.sin((p2 - p1) / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin((l2 - l1) / 2) ** 2
     return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
@@ -137,10 +148,10 @@ def read_sites(path: str | os.PathLike | None = None) -> dict[str, list[tuple[st
         Sites per network, in file order.
     """
     sites: dict[str, list[tuple[str, float, float]]] = {}
-    for row in _read_csv(Path(SITES_CSV if path is None else path), "site table",
+    for row in _read_csv(SITES_CSV if path is None else check_path("path", path), "site table",
                          ("network", "site", "latitude", "longitude")):
-        sites.setdefault(row["network"], []).append(
-            (row["site"], float(row["latitude"]), float(row["longitude"])))
+        lat, lon = _numbers(row, ("latitude", "longitude"), float, Path(SITES_CSV if path is None else path))
+        sites.setdefault(row["network"], []).append((row["site"], lat, lon))
     return sites
 
 
@@ -171,10 +182,15 @@ def network_from_sites(name: str, sites) -> Network:
     -------
     Network
     """
+    check_type("name", name, str)
+    if not isinstance(sites, (list, tuple)) or not all(isinstance(s, (list, tuple)) and len(s) == 3 for s in sites):
+        raise TypeError(f"sites must be a list of (label, latitude, longitude) triples, got {sites!r:.80}.")
     if len(sites) < 2:
         raise ValueError(f"sites must list at least 2 sites, got {len(sites)}.")
-    lat = check_array("latitude", [s[1] for s in sites], ndim=1)
-    lon = check_array("longitude", [s[2] for s in sites], ndim=1)
+    lat = check_array("sites latitude", [s[1] for s in sites], ndim=1)
+    lon = check_array("sites longitude", [s[2] for s in sites], ndim=1)
+    if np.any(np.abs(lat) > 90) or np.any(np.abs(lon) > 360):
+        raise ValueError("sites must hold latitudes in [-90, 90] and longitudes in [-360, 360] (decimal degrees).")
     km = great_circle_km(lat[:, None], lon[:, None], lat[None, :], lon[None, :])
     graph = nx.Graph(name=name)
     for v, site in enumerate(sites):
@@ -221,7 +237,8 @@ def read_gml_network(path: str | os.PathLike, name: str | None = None) -> Networ
     -------
     Network
     """
-    path = Path(path)
+    path = check_path("path", path)
+    check_type("name", name, str, optional=True)
     if not path.is_file():
         raise FileNotFoundError(f"path {path} does not exist.")
     raw = nx.read_gml(path, label="id")
@@ -282,7 +299,8 @@ def read_network_csv(nodes_path: str | os.PathLike, links_path: str | os.PathLik
     -------
     Network
     """
-    nodes_path, links_path = Path(nodes_path), Path(links_path)
+    nodes_path, links_path = check_path("nodes_path", nodes_path), check_path("links_path", links_path)
+    check_type("name", name, str, optional=True)
     nodes = _read_csv(nodes_path, "node table", ("id", "label", "latitude", "longitude"))
     links = _read_csv(links_path, "link table", ("source", "target", "distance_km"))
     ids = [_numbers(row, ("id",), int, nodes_path)[0] for row in nodes]
@@ -424,6 +442,28 @@ class Connectivity:
     hops: np.ndarray | None = field(default=None, repr=False)
     distance_km: np.ndarray | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        lat = check_array("latency_ms", self.latency_ms, ndim=2)
+        n = lat.shape[0]
+        if lat.shape != (n, n) or n < 2:
+            raise ValueError(f"latency_ms must be a square (N, N) matrix with N >= 2, got {lat.shape}.")
+        arcs = np.asarray(self.arcs)
+        if arcs.dtype != bool or arcs.shape != (n, n):
+            raise TypeError(f"arcs must be a bool array of shape ({n}, {n}), got {arcs.dtype} {arcs.shape}.")
+        avail = check_array("available_bps", self.available_bps, shape=(n, n), finite=False)
+        off = arcs & ~np.eye(n, dtype=bool)
+        if np.any(lat < 0):
+            raise ValueError(f"latency_ms must be >= 0, got minimum {lat.min():.6g}.")
+        if np.any(np.isnan(avail)) or np.any(avail < 0) or np.any(~(avail[off] > 0)):
+            raise ValueError("available_bps must be > 0 on every arc (inf allowed), got minimum "
+                             f"{np.nanmin(avail[off]):.6g}.")
+        if not _strongly_connected(off):
+            raise ValueError("arcs must form a strongly connected digraph (the connectivity graph is disconnected).")
+        names = check_type("names", self.names, tuple)
+        if names and (len(names) != n or not all(isinstance(x, str) for x in names)):
+            raise ValueError(f"names must hold {n} silo labels (str), got {names!r:.80}.")
+        check_type("name", self.name, str)
+
     @property
     def n(self) -> int:
         """Number of silos N."""
@@ -467,11 +507,15 @@ def make_connectivity(latency_ms, available_bps=np.inf, arcs=None, names=None,
     n = lat.shape[0]
     if lat.shape != (n, n) or n < 2:
         raise ValueError(f"latency_ms must be a square (N, N) matrix with N >= 2, got {lat.shape}.")
-    mask = ~np.eye(n, dtype=bool) if arcs is None else np.asarray(arcs, dtype=bool).copy()
-    if mask.shape != (n, n):
-        raise ValueError(f"arcs must have shape ({n}, {n}), got {mask.shape}.")
+    mask = ~np.eye(n, dtype=bool) if arcs is None else np.asarray(arcs).copy()
+    if mask.dtype.kind not in "biu" or mask.shape != (n, n) or not np.isin(mask, (0, 1)).all():
+        raise ValueError(f"arcs must be a bool (or 0/1) array of shape ({n}, {n}), got {mask.dtype} {mask.shape}.")
+    mask = mask.astype(bool)
     np.fill_diagonal(mask, False)
-    avail = np.broadcast_to(check_array("available_bps", available_bps, finite=False), (n, n)).copy()
+    avail = check_array("available_bps", available_bps, finite=False)
+    if avail.ndim not in (0, 2) or (avail.ndim == 2 and avail.shape != (n, n)):
+        raise ValueError(f"available_bps must be a scalar or an ({n}, {n}) matrix, got shape {avail.shape}.")
+    avail = np.broadcast_to(avail, (n, n)).copy()
     if np.any(np.isnan(lat[mask])) or np.any(lat[mask] < 0) or np.any(np.isinf(lat[mask])):
         raise ValueError("latency_ms must be finite and >= 0 on every arc, got minimum "
                          f"{np.nanmin(lat[mask]):.6g}.")
@@ -482,6 +526,8 @@ def make_connectivity(latency_ms, available_bps=np.inf, arcs=None, names=None,
         raise ValueError("arcs must form a strongly connected digraph (the connectivity graph is "
                          "disconnected).")
     lat = np.where(mask, lat, 0.0)
+    if names is not None and (isinstance(names, str) or not isinstance(names, (list, tuple, np.ndarray))):
+        raise TypeError(f"names must be a sequence of {n} silo labels, got {names!r}.")
     labels = tuple(str(x) for x in (names if names is not None else range(n)))
     if len(labels) != n:
         raise ValueError(f"names must have {n} entries, got {len(labels)}.")

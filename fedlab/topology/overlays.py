@@ -18,9 +18,9 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
-from fedlab._validation import check_choice, check_int
-from fedlab.topology.delays import (DelayParams, connectivity_delays, cycle_time, degree_one_delays,
-                                    overlay_from_edges)
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_type
+from fedlab.topology.delays import (DelayParams, check_network_args, connectivity_delays, cycle_time,
+                                    degree_one_delays, overlay_from_edges)
 from fedlab.topology.networks import Connectivity
 
 __all__ = [
@@ -46,12 +46,14 @@ def _symmetric_weights(W: np.ndarray) -> np.ndarray:
 
 
 def _check_weights(weights) -> np.ndarray:
-    W = np.asarray(weights, dtype=float)
+    W = check_array("weights", weights, finite=False)
     if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 1:
         raise ValueError(f"weights must be a square (n, n) matrix, got shape {W.shape}.")
     if np.any(np.isnan(W)) or not np.allclose(np.where(np.isfinite(W), W, 0),
                                               np.where(np.isfinite(W.T), W.T, 0)):
         raise ValueError("weights must be symmetric without nan (inf marks a missing edge).")
+    if np.any(W < 0):
+        raise ValueError(f"weights must be non-negative delays, got minimum {W.min():.6g}.")
     return W
 
 
@@ -176,7 +178,7 @@ def cube_path(tree: nx.Graph, root: int = 0) -> list[int]:
     """
     if not isinstance(tree, nx.Graph) or tree.is_directed() or not nx.is_tree(tree):
         raise ValueError("tree must be an undirected networkx tree.")
-    if root not in tree:
+    if isinstance(root, (bool, np.bool_)) or root not in tree:
         raise ValueError(f"root must be a node of tree, got {root!r}.")
     depth, order = {root: 0}, [root]
     stack = [(root, iter(sorted(tree[root])))]
@@ -393,6 +395,8 @@ def star_overlay(conn: Connectivity, params: DelayParams | None = None, center: 
     networkx.DiGraph
         With ``graph["server"] = c``.
     """
+    check_network_args(conn)
+    check_type("params", params, DelayParams, optional=True)
     if isinstance(center, str):
         check_choice("center", center, ("load", "best"))
         if center == "best" and params is None:
@@ -420,6 +424,7 @@ def mst_overlay(conn: Connectivity, params: DelayParams) -> nx.DiGraph:
     networkx.DiGraph
         Both arcs of every tree edge.
     """
+    check_network_args(conn, params)
     W = _symmetric_weights(connectivity_delays(conn, params))
     return _undirected_overlay(conn.n, _bounded_prim(W, None, 0), "mst")
 
@@ -437,7 +442,7 @@ def _mbst_candidates(W: np.ndarray, deltas):
         yield "cube", path_edges
     stop_early = deltas is None
     for delta in (range(2, max(n, 3)) if deltas is None else deltas):
-        edges = _bounded_prim(W, check_int("delta", delta, low=2), 0)
+        edges = _bounded_prim(W, delta, 0)
         yield delta, edges
         if stop_early and np.bincount(np.array(edges).ravel(), minlength=n).max() < delta:
             break
@@ -467,6 +472,12 @@ def delta_mbst_overlay(conn: Connectivity, params: DelayParams, deltas=None,
     networkx.DiGraph or (networkx.DiGraph, dict)
         The overlay (``graph["choice"]`` names the winning candidate).
     """
+    check_network_args(conn, params)
+    return_candidates = check_bool("return_candidates", return_candidates)
+    if deltas is not None:
+        if isinstance(deltas, (str, bytes)) or not hasattr(deltas, "__iter__"):
+            raise TypeError(f"deltas must be an iterable of degree bounds (int >= 2), got {deltas!r}.")
+        deltas = [check_int(f"deltas[{i}]", d, low=2) for i, d in enumerate(deltas)]
     W = _symmetric_weights(degree_one_delays(conn, params))
     best, taus = None, {}
     for label, edges in _mbst_candidates(W, deltas):
@@ -503,6 +514,7 @@ def ring_overlay(conn: Connectivity, params: DelayParams, matching: str = "exact
     -------
     networkx.DiGraph
     """
+    check_network_args(conn, params)
     if not conn.is_complete:
         raise ValueError("conn must be a complete connectivity graph for the Christofides ring.")
     tour = christofides_tour(_symmetric_weights(degree_one_delays(conn, params)), matching)
@@ -536,4 +548,5 @@ def design_overlay(name: str, conn: Connectivity, params: DelayParams, **kwargs)
     networkx.DiGraph
     """
     check_choice("name", name, OVERLAYS)
+    check_network_args(conn, params)
     return OVERLAYS[name](conn, params, **kwargs)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from fedlab._validation import check_array
+from fedlab._validation import check_array, check_bool, check_real, check_type
 from fedlab.plots import figure_axes
+from fedlab.topology.delays import overlay_arcs
+from fedlab.topology.networks import Connectivity
 
 __all__ = ["layout_positions", "plot_overlay", "plot_cycle_times", "plot_sweep", "plot_timeline"]
 
@@ -22,6 +24,7 @@ def layout_positions(conn) -> np.ndarray:
     -------
     numpy.ndarray, shape (N, 2)
     """
+    check_type("conn", conn, Connectivity)
     if conn.positions is not None:
         return np.asarray(conn.positions, dtype=float)[:, ::-1]
     D = conn.distance_km if conn.distance_km is not None else conn.latency_ms
@@ -50,6 +53,7 @@ def plot_overlay(conn, overlay: nx.DiGraph, *, ax=None, title: str | None = None
         ``data`` has ``positions`` (N, 2), ``edges`` (two-way pairs), ``arcs`` (one-way arcs)
         and ``underlay_edges``.
     """
+    overlay_arcs(overlay, conn)
     fig, ax = figure_axes(ax, (5, 4))
     pos = layout_positions(conn)
     under = np.array(list(conn.underlay.edges()), dtype=int).reshape(-1, 2) if conn.underlay is not None \
@@ -82,6 +86,10 @@ def plot_cycle_times(table: dict, *, paper: dict | None = None, ax=None, logy: b
         ``data`` has ``networks``, ``overlays``, ``values`` (n_networks, n_overlays) and
         ``paper`` (same shape, ``nan`` where absent).
     """
+    _check_table("table", table)
+    if paper is not None:
+        _check_table("paper", paper)
+    logy = check_bool("logy", logy)
     fig, ax = figure_axes(ax, (8, 3.4))
     networks = list(table)
     overlays = list(dict.fromkeys(o for row in table.values() for o in row))
@@ -103,6 +111,16 @@ def plot_cycle_times(table: dict, *, paper: dict | None = None, ax=None, logy: b
     return fig, {"networks": networks, "overlays": overlays, "values": values, "paper": ref}
 
 
+def _check_table(name: str, table) -> None:
+    """Cycle times ``table[network][overlay]``: a non-empty dict of dicts of positive finite numbers (ms)."""
+    check_type(name, table, dict)
+    if not table or not all(isinstance(row, dict) and row for row in table.values()):
+        raise ValueError(f"{name} must map each network to a non-empty dict overlay -> cycle time (ms).")
+    for network, row in table.items():
+        for overlay, value in row.items():
+            check_real(f"{name}[{network!r}][{overlay!r}]", value, low=0.0, low_open=True)
+
+
 def plot_sweep(x, curves: dict, *, ax=None, xlabel: str = "", ylabel: str = "cycle time (ms)",
                logx: bool = True, logy: bool = True):
     """One line per overlay over a swept parameter (e.g. access capacity, Fig. 2.9; s, Fig. 2.10).
@@ -112,11 +130,15 @@ def plot_sweep(x, curves: dict, *, ax=None, xlabel: str = "", ylabel: str = "cyc
     (matplotlib.figure.Figure, dict)
         ``data`` has ``x`` and ``curves`` (name -> array).
     """
-    fig, ax = figure_axes(ax)
     x = check_array("x", x, ndim=1)
+    check_type("curves", curves, dict)
+    if not curves:
+        raise ValueError("curves must hold at least one curve.")
+    checked = {name: check_array(f"curves[{name!r}]", y, shape=(x.size,)) for name, y in curves.items()}
+    logx, logy = check_bool("logx", logx), check_bool("logy", logy)
+    fig, ax = figure_axes(ax)
     data = {"x": x, "curves": {}}
-    for name, y in curves.items():
-        y = check_array(f"curves[{name!r}]", y, shape=(x.size,))
+    for name, y in checked.items():
         ax.plot(x, y, marker="o", ms=3, label=name)
         data["curves"][name] = y
     ax.set(xlabel=xlabel, ylabel=ylabel)
@@ -143,8 +165,12 @@ def plot_timeline(t, tau: float | None = None, *, ax=None):
     (matplotlib.figure.Figure, dict)
         ``data`` has ``k`` (K,), ``per_round`` (K, N) and ``tau``.
     """
+    t = check_array("t", t, ndim=2, nonnegative=True)
+    if t.shape[0] < 2 or t.shape[1] < 1:
+        raise ValueError(f"t must hold at least one round after t[0] for one silo, got shape {t.shape}.")
+    if tau is not None:
+        check_real("tau", tau, low=0.0, low_open=True)
     fig, ax = figure_axes(ax)
-    t = check_array("t", t, ndim=2)
     k = np.arange(1, t.shape[0])
     per_round = t[1:] / k[:, None]
     ax.plot(k, per_round, color="tab:blue", lw=0.6, alpha=0.5)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from fedlab._validation import check_int
-from fedlab.topology.delays import DelayParams, overlay_arcs, transfer_ms
+from fedlab._validation import check_array, check_int, check_real
+from fedlab.topology.delays import DelayParams, check_network_args, overlay_arcs, transfer_ms
 from fedlab.topology.networks import Connectivity
 
 __all__ = ["simulate_wall_clock", "rounds_within"]
@@ -70,6 +70,7 @@ def simulate_wall_clock(overlay: nx.DiGraph, conn: Connectivity, params: DelayPa
         Times in ms with ``t[0] = 0``; :math:`t_i(K)/K \to \tau` (eq. 2.5) as :math:`K` grows.
     """
     n_rounds = check_int("n_rounds", n_rounds, low=0)
+    check_network_args(conn, params)
     T = _transfer_matrix(overlay, conn, params)
     if not nx.is_strongly_connected(overlay):
         raise ValueError("overlay must be strongly connected.")
@@ -85,7 +86,18 @@ def simulate_wall_clock(overlay: nx.DiGraph, conn: Connectivity, params: DelayPa
 
 
 def rounds_within(t: np.ndarray, budget_ms: float) -> int:
-    """Number of rounds completed by every silo within a wall-clock budget (``t`` from the simulator)."""
-    t = np.asarray(t, dtype=float)
+    """Number of rounds completed by every silo within a wall-clock budget (``t`` from the simulator).
+
+    Parameters
+    ----------
+    t : array (K + 1, N)
+        Times in ms, as :func:`simulate_wall_clock` returns them.
+    budget_ms : float
+        Wall-clock budget in ms (>= 0).
+    """
+    t = check_array("t", t, ndim=2)
+    if 0 in t.shape:
+        raise ValueError(f"t must hold at least one round of one silo, got shape {t.shape}.")
+    budget_ms = check_real("budget_ms", budget_ms, low=0.0)
     done = np.flatnonzero(t.max(axis=1) <= budget_ms)
     return int(done[-1]) if done.size else 0

@@ -4,6 +4,7 @@ import torch
 
 from fedlab.methods import METHODS
 from fedlab.algorithms import Centralized, DecentralizedSGD, FedAvg, FedProx, Local
+from fedlab.algorithms._common import check_data, check_mixing, check_weights, client_weights
 from fedlab.engine import DivergenceError, FederatedDataset, LocalSGD, local_sgd, run
 from fedlab.models import MLP, LinearModel
 
@@ -192,3 +193,26 @@ def test_registry_presets_and_errors():
         METHODS.register("x", FedAvg, chapter="test", solver_options={"speed": 2})
     with pytest.raises(ValueError, match="name"):
         METHODS.register("a:b", FedAvg)
+
+
+def test_construction_checks_of_weights_mixing_and_data():
+    xs, ys = make_clients(sizes=[4, 6])
+    data = FederatedDataset.from_client_arrays(xs, ys, n_classes=3, seed=0)
+    assert check_weights("size") == "size" and check_weights([0.5, 0.5]).tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="weights must be one of"):
+        check_weights("foo")
+    with pytest.raises(ValueError, match="p must sum to 1"):
+        check_weights([0.5, 0.6], "p")
+    assert client_weights("uniform", data.train).tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="weights must have 2 entries"):
+        client_weights([1 / 3] * 3, data.train)
+    assert check_mixing(np.full((2, 2), 0.5)).shape == (2, 2)
+    schedule = lambda r, rng: np.eye(2)  # noqa: E731
+    assert check_mixing(schedule) is schedule
+    with pytest.raises(ValueError, match="mixing_matrix"):
+        check_mixing(np.ones((2, 3)) / 3)
+    assert check_data(LinearModel(5, 3), data) is data
+    with pytest.raises(ValueError, match=r"train has samples of shape \(5,\)"):
+        check_data(LinearModel(4, 3), data)
+    with pytest.raises(TypeError, match="data must be a FederatedDataset"):
+        check_data(LinearModel(5, 3), data.train)

@@ -85,7 +85,9 @@ def test_ergodicity_constants():
     prod = product_chain([two_state_matrix(0.9, 0.0), two_state_matrix(0.1, 0.9), two_state_matrix(0.5, -0.3)])
     c_p, _ = ergodicity_constants(prod)
     assert np.isfinite(c_p) and c_p > 0
-    with pytest.raises(ValueError, match="diagonalisable"):
+    with pytest.raises(ValueError, match="diagonalisable"):  # eigenvalue 0 twice, one eigenvector
+        ergodicity_constants([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    with pytest.raises(ValueError, match="row-stochastic"):
         ergodicity_constants([[1.0, 1.0], [0.0, 1.0]])
 
 

@@ -8,6 +8,7 @@ from fedlab.availability.data import (LAYOUTS, AvailabilityEstimator, MarkovAvai
                                       mixing_parameter, product_chain, second_eigenvalue_modulus,
                                       simulate_availability, stationary_distribution, trace_participation,
                                       two_state_matrix)
+from fedlab.availability.data import check_priors, check_trace
 
 # spec §6.2: (pi, lambda_2) -> P, stationary law, lambda(P)
 CHAINS = [
@@ -226,3 +227,18 @@ def test_trace_participation():
         part(2, None)
     with pytest.raises(ValueError, match="boolean"):
         trace_participation(np.ones((2, 2)))
+
+
+def test_check_priors_and_trace():
+    assert check_priors((1, 2)) == ((1.0, 2.0), ((1.0, 1.0), (1.0, 1.0)))
+    with pytest.raises(ValueError, match="positive sums"):
+        check_priors((0.0, 0.0))
+    with pytest.raises(ValueError, match="prior must be non-negative"):
+        check_priors((-1.0, 2.0))
+    with pytest.raises(ValueError, match=r"row_prior must have shape \(2, 2\)"):
+        check_priors((1.0, 1.0), (1.0, 1.0))
+    assert check_trace([[1, 0], [0, 0]]).dtype == bool
+    assert check_trace(np.zeros((0, 3), bool), nonempty=False).shape == (0, 3)
+    for bad in ([[0.5, 1.0]], [[2, 0]], [1, 0], np.zeros((0, 3), bool), np.zeros((2, 0), bool)):
+        with pytest.raises(ValueError, match="mask must be a bool array"):
+            check_trace(bad, name="mask")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fedlab.data import data_dir, file_hash, load_cifar10, load_emnist, load_mnist, read_cifar_bin, read_idx
-from fedlab.data.vision import OFFICIAL_MD5
+from fedlab.data.vision import EMNIST_SUBSETS, OFFICIAL_MD5
 
 IDX_CODES = {np.dtype(np.uint8): 0x08, np.dtype(np.int8): 0x09, np.dtype(np.int16): 0x0B,
              np.dtype(np.int32): 0x0C, np.dtype(np.float32): 0x0D, np.dtype(np.float64): 0x0E}
@@ -127,7 +127,7 @@ def test_verify_with_user_and_official_hashes(cache):
 
 def emnist_members(rng, subset, split, n):
     images = rand_images(rng, n, (28, 28))
-    labels = rng.integers(0, 62, n).astype(np.uint8)
+    labels = rng.integers(0, EMNIST_SUBSETS[subset], n).astype(np.uint8)
     stem = f"emnist-{subset}-{split}"
     return images, labels, {f"{stem}-images-idx3-ubyte.gz": gzip.compress(idx_bytes(images)),
                             f"{stem}-labels-idx1-ubyte.gz": gzip.compress(idx_bytes(labels))}

@@ -46,7 +46,7 @@ def test_plot_returns_data():
 
 
 def test_bad_names():
-    with pytest.raises(KeyError, match="unknown metric"):
+    with pytest.raises(ValueError, match="name must be a recorded metric"):
         _history().curve("nope")
     with pytest.raises(ValueError, match="reduce"):
         _history().curve("train_loss", "median")

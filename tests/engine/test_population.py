@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-from fedlab.engine import ClientData, FederatedDataset
+import torch
+
+from fedlab.engine import ClientData, FederatedDataset, check_model_data
+from fedlab.models import LinearModel
 
 from helpers import make_clients
 
@@ -73,3 +76,33 @@ def test_client_index_checked():
     xs, ys = make_clients(sizes=[3, 3])
     with pytest.raises(ValueError, match="k must"):
         ClientData.from_arrays(xs, ys).client(2)
+
+
+def test_label_max_and_check_model_data():
+    xs, ys = make_clients(sizes=[4, 6])
+    data = ClientData.from_arrays(xs, ys)
+    assert data.label_max == max(int(y.max()) for y in ys)
+    assert ClientData.from_arrays(xs, [y.astype(np.float32) for y in ys]).label_max is None
+    check_model_data(LinearModel(5, 3), data)
+    with pytest.raises(ValueError, match=r"train has samples of shape \(5,\) .* takes 4 input"):
+        check_model_data(LinearModel(4, 3), data, "train")
+    with pytest.raises(ValueError, match=r"data has the label 2 but the model has 2 outputs"):
+        check_model_data(LinearModel(5, 2), data)
+    with pytest.raises(TypeError, match="data must be a ClientData"):
+        check_model_data(LinearModel(5, 3), xs)
+    with pytest.raises(TypeError, match=r"data.y must hold integer class labels"):
+        check_model_data(LinearModel(5, 3), ClientData.from_arrays(xs, [y.astype(np.float32) for y in ys]))
+
+
+def test_derived_data_keep_their_checks_and_new_weights_are_checked():
+    xs, ys = make_clients(sizes=[4, 6, 5])
+    data = ClientData.from_arrays(xs, ys)
+    weighted = data.with_weight(torch.ones(3, 6))
+    assert weighted.weight.shape == (3, 6) and weighted.select([1]).weight.shape == (1, 6)
+    assert data.pooled().mask.sum() == 15 and data.select([2, 0]).mask.sum(1).tolist() == [5, 4]
+    for weight, match in [(torch.full((3, 6), -1.0), "non-negative"), (torch.ones(3, 5), "shape"),
+                          (torch.full((3, 6), float("nan")), "finite")]:
+        with pytest.raises(ValueError, match=f"weight .*{match}|{match}"):
+            data.with_weight(weight)
+    with pytest.raises(ValueError, match="clients must be a non-empty list of indices"):
+        data.select([3])

@@ -242,7 +242,8 @@ def _closure():
 
 @pytest.mark.parametrize("kwargs, err, match", [
     (dict(configs=[]), ValueError, "empty"),
-    (dict(configs=grid(a=[1]) + grid(a=[1])), ValueError, "duplicates"),
+    (dict(configs=grid(lr=[1]) + grid(lr=[1])), ValueError, "duplicates"),
+    (dict(configs=[{"a": 1}]), TypeError, r"fn cannot be called as fn\(\*\*configs\[0\]"),
     (dict(configs=[{"a": 1, "seed": 0}]), ValueError, "seed"),
     (dict(configs=[{"a": object()}]), TypeError, r"configs\[0\]\['a'\]"),
     (dict(configs="abc"), TypeError, "configs"),
@@ -262,7 +263,7 @@ def _closure():
     (dict(fn=3), TypeError, "callable"),
 ])
 def test_sweep_rejects_bad_inputs(kwargs, err, match):
-    args = dict(fn=W.noisy_descent, configs=[{"a": 1}], seeds=[0], executor="processes", progress=False)
+    args = dict(fn=W.noisy_descent, configs=[{"lr": 0.1}], seeds=[0], executor="processes", progress=False)
     args.update(kwargs)
     with pytest.raises(err, match=match):
         sweep(args.pop("fn"), args.pop("configs"), args.pop("seeds"), **args)

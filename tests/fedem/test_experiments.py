@@ -92,7 +92,7 @@ def test_component_cosines_and_matching():
     with pytest.raises(ValueError, match="shape"):
         X.component_cosines({"weight": torch.zeros(2, 3, 2)}, theta)
     with pytest.raises(ValueError, match="shape"):
-        X.match_components(np.ones((2, 2)), np.ones((3, 2)))
+        X.match_components(np.full((2, 2), 0.5), np.full((3, 2), 0.5))
 
 
 def test_oracle_accuracy():

@@ -54,5 +54,5 @@ def test_simplex():
     assert np.allclose(xy, [[0, 0], [1, 0], [0.5, np.sqrt(3) / 2]])
     fig, data = plot_simplex(np.full((4, 3), 1 / 3), np.eye(3)[[0, 1, 2, 0]])
     assert np.allclose(data["true"], [[0.5, np.sqrt(3) / 6]] * 4) and data["learned"].shape == (4, 2)
-    with pytest.raises(ValueError, match="3 columns"):
-        simplex_coordinates(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="3 entries on its last axis"):
+        simplex_coordinates(np.full((2, 2), 0.5))

@@ -8,6 +8,7 @@ from fedlab.knnper.algorithms import (KERNELS, KNN_BACKENDS, LAMBDA_GRID, TIE_RU
                                       build_datastores, capacity_size, client_features, embed,
                                       embed_and_proba, embedding_dim, interpolate, kernel_weights, knn_proba,
                                       knn_search, lambda_accuracies, personalize, select_lambda)
+from fedlab.knnper.algorithms import check_grid
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
 from fedlab.models import MLP, LinearModel, SmallCNN
 
@@ -73,9 +74,9 @@ def test_embedding_errors():
         embedding_dim(LinearModel(5, 3))
     with pytest.raises(ValueError, match="without hidden"):
         embedding_dim(MLP(5, (), 3))
-    with pytest.raises(ValueError, match="keys"):
+    with pytest.raises(ValueError, match="must hold the parameters"):
         embed(MODEL, {"w0": torch.zeros(5, 8)}, torch.zeros(2, 5))
-    with pytest.raises(ValueError, match="trailing shape"):
+    with pytest.raises(ValueError, match="have shapes"):
         embed(MODEL, {**_params(), "w0": torch.zeros(4, 8)}, torch.zeros(2, 5))
     with pytest.raises(ValueError, match="stacked x"):
         embed(MODEL, {k: v.unsqueeze(0) for k, v in _params().items()}, torch.zeros(2, 5), stacked=True)
@@ -514,3 +515,12 @@ def test_knnper_algorithm_bad_inputs(split):
         KNNPer(LinearModel(5, 3), solver, lam=0.5)
     with pytest.raises(TypeError, match="ClientData"):
         KNNPer(MODEL, solver, validation=np.zeros(3))
+
+
+def test_check_grid():
+    assert check_grid("lambdas", (0.0, 0.5, 1.0)).tolist() == [0.0, 0.5, 1.0]
+    for bad in ((), (1.5,), (-0.1, 0.5)):
+        with pytest.raises(ValueError, match=r"lambdas must be a non-empty sequence of numbers in \[0, 1\]"):
+            check_grid("lambdas", bad)
+    with pytest.raises(ValueError, match="lambdas must contain only finite values"):
+        check_grid("lambdas", (float("nan"),))

@@ -29,7 +29,7 @@ def test_plot_lambda_curves():
     fig, data = plot_lambda_curves([0, 0.5, 1], {"k=1": [0.8, 0.9, 0.85], "k=5": [[0.8, 0.9, 0.8], [0.9, 0.9, 0.9]]})
     assert np.allclose(data["k=5"]["mean"], [0.85, 0.9, 0.85]) and np.allclose(data["k=1"]["std"], 0)
     with pytest.raises(ValueError, match="points"):
-        plot_lambda_curves([0, 1], {"bad": [1, 2, 3]})
+        plot_lambda_curves([0, 1], {"bad": [0.1, 0.2, 0.3]})
 
 
 def test_plot_lambda_opt():

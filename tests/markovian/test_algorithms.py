@@ -157,7 +157,7 @@ def test_floor_and_average():
     assert floor(sparse, 0.5).tolist() == [1.0] and average(sparse).tolist() == [3.0]
     with pytest.raises(ValueError, match="fraction"):
         floor(h, 0.0)
-    with pytest.raises(KeyError, match="grad_norm2"):
+    with pytest.raises(ValueError, match="grad_norm2"):
         floor(History(), 0.5)
 
 

@@ -214,9 +214,9 @@ def test_history_readers_reject_other_histories():
     h = History()
     h.record(0, {"train_loss": np.zeros(2)})
     for reader in (regret_curves, played_weights):
-        with pytest.raises(KeyError, match="GaussianFEMOMD"):
+        with pytest.raises(ValueError, match="GaussianFEMOMD"):
             reader(h)
-    with pytest.raises(KeyError, match="grad_err"):
+    with pytest.raises(ValueError, match="grad_err"):
         logged(h, "grad_err")
 
 

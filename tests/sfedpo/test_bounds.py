@@ -60,7 +60,7 @@ def test_heterogeneity_score_B_and_saw_vector():
     assert s == pytest.approx([0.853525, 0.958458], abs=1e-6)
     assert sfedpo_B(1, 0.01, 1, P, Q, s) == pytest.approx(1.514986, abs=1e-6)
     assert dds_objective(PI, A, D, W, G=2, n_steps=5) == pytest.approx([0.843525, 0.948458], abs=1e-6)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="p must sum to 1"):  # aggregation weights lie on the simplex
         sfedpo_B(1, 0.01, 1, [0.0, 0.0], Q, s)
 
 

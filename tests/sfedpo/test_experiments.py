@@ -68,7 +68,7 @@ def test_method_bound_and_training_mixture():
     assert np.isnan(static["bound"]) and np.isnan(static["B"])  # the mixture update (1) does not hold
     mix = training_mixture(data.pi, np.full_like(data.pi, 0.5), np.full(6, 1 / 6), data.q)
     assert mix.sum() == pytest.approx(1) and mix == pytest.approx(data.q @ data.pi / data.q.sum())
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="p must sum to 1"):  # aggregation weights lie on the simplex
         training_mixture(data.pi, np.ones_like(data.pi), np.zeros(6), data.q)
 
 

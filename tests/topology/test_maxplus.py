@@ -66,13 +66,19 @@ def test_critical_circuit_is_a_circuit_with_mean_tau():
         assert np.mean([W[u, v] for u, v in arcs]) == pytest.approx(tau, abs=1e-9)
 
 
-def test_karp_handles_components_and_nan():
-    W = np.full((5, 5), np.nan)
+def test_karp_handles_components():
+    W = np.full((5, 5), -np.inf)
     W[0, 1], W[1, 0] = 1.0, 3.0          # mean 2
     W[2, 3], W[3, 4], W[4, 2] = 4, 4, 4  # mean 4
     W[1, 2] = 100.0                      # arc between components is on no circuit
     assert max_cycle_mean(W) == pytest.approx(4.0)
     assert sorted(critical_circuit(W)) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_and_plus_inf_are_not_delays(bad):
+    with pytest.raises(ValueError, match="W must hold delays"):
+        max_cycle_mean([[0.0, bad], [1.0, 0.0]])
 
 
 def test_self_loop_is_a_circuit():

@@ -52,7 +52,9 @@ def test_rounds_within_and_validation(aws):
     overlay = mst_overlay(conn, params)
     t = simulate_wall_clock(overlay, conn, params, 20)
     assert rounds_within(t, t[7].max()) == 7
-    assert rounds_within(t, -1.0) == 0
+    assert rounds_within(t, 0.0) == 0
+    with pytest.raises(ValueError, match="budget_ms"):
+        rounds_within(t, -1.0)
     with pytest.raises(ValueError, match="n_rounds"):
         simulate_wall_clock(overlay, conn, params, -1)
     with pytest.raises(ValueError, match="strongly connected"):

@@ -33,11 +33,11 @@ import torch
 
 from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real
-from fedlab.availability.data import AvailabilityEstimator, trace_participation
+from fedlab.availability.data import AvailabilityEstimator, check_priors, trace_participation
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd
-from fedlab.models import Model, Params
-from fedlab.algorithms._common import (check_solver, client_weights, evaluate_global, initial_params,
-                                       sample_participants)
+from fedlab.models import Model, Params, check_model
+from fedlab.algorithms._common import (check_data, check_solver, check_weights, client_weights, evaluate_global,
+                                       initial_params, sample_participants)
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
            "F3AST"]
@@ -84,9 +84,11 @@ class AvailabilityAlgorithm:
     def __init__(self, model: Model, solver: LocalSGD, *, participation, pi=None, lam=None, alpha="size",
                  server_lr: float = 1.0, estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0),
                  backend: str = "batched") -> None:
-        check_solver(solver)
-        self.model, self.solver = model, solver
+        self.model, self.solver = check_model(model), check_solver(solver)
         if isinstance(participation, np.ndarray):
+            if participation.dtype != bool or participation.ndim != 2 or 0 in participation.shape:
+                raise ValueError(f"participation must be a bool trace (T, N), got {participation.dtype} "
+                                 f"{participation.shape}.")
             participation = trace_participation(participation)
         if not callable(participation):
             raise TypeError("participation must be a boolean trace (T, N) or a callable (round, rng) -> mask, "
@@ -96,13 +98,16 @@ class AvailabilityAlgorithm:
         if self.estimator == "oracle" and pi is None:
             raise ValueError("estimator='oracle' needs the true availabilities pi.")
         self.pi = None if pi is None else check_array("pi", pi, ndim=1)
-        if self.pi is not None and (np.any(self.pi <= 0) or np.any(self.pi > 1)):
-            raise ValueError(f"pi must lie in (0, 1], got values in [{self.pi.min():.4g}, {self.pi.max():.4g}].")
+        if self.pi is not None and (self.pi.size == 0 or np.any(self.pi <= 0) or np.any(self.pi > 1)):
+            raise ValueError(f"pi must lie in (0, 1], one availability per client, got {self.pi!r:.80}.")
         self.lam = None if lam is None else check_array("lam", lam, shape=(None if pi is None else len(self.pi),))
-        self.alpha = alpha
+        self.alpha = check_weights(alpha, "alpha")
         self.server_lr = check_real("server_lr", server_lr, low=0, low_open=True)
-        self.prior_trace = None if prior_trace is None else np.asarray(prior_trace, dtype=bool)
-        self.prior = prior
+        self.prior_trace = None if prior_trace is None else np.asarray(prior_trace)
+        if self.prior_trace is not None and (self.prior_trace.dtype != bool or self.prior_trace.ndim != 2):
+            raise ValueError(f"prior_trace must be a bool trace (t', N), got {self.prior_trace.dtype} "
+                             f"{self.prior_trace.shape}.")
+        self.prior = check_priors(prior)[0]
         self.backend = check_choice("backend", backend, ("auto", "batched", "loop"))
 
     # -- pieces the subclasses use --------------------------------------------------------------
@@ -115,7 +120,7 @@ class AvailabilityAlgorithm:
             raise ValueError(f"prior_trace must have shape (t', {n}), got {self.prior_trace.shape}.")
 
     def _alpha(self, data: FederatedDataset) -> np.ndarray:
-        return client_weights(self.alpha, data.train)
+        return client_weights(self.alpha, data.train, "alpha")
 
     def availability(self, estimator: AvailabilityEstimator) -> tuple[np.ndarray, np.ndarray | None]:
         r"""``(pi_hat, lam_hat)``: the truth in oracle mode, else the Bayesian estimates."""
@@ -125,6 +130,7 @@ class AvailabilityAlgorithm:
 
     # -- the algorithm protocol ---------------------------------------------------------------
     def init(self, data: FederatedDataset, seed: int) -> AvailabilityState:
+        check_data(self.model, data)
         n = data.n_clients
         self._check_sizes(n)
         self._alpha(data)  # validate early

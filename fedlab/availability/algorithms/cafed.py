@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_choice, check_simplex, check_real
-from fedlab.engine import broadcast, metrics_from_outputs, model_outputs
-from fedlab.models import Model
+from fedlab._validation import check_array, check_bool, check_choice, check_real, check_simplex, check_type
+from fedlab.engine import ClientData, broadcast, metrics_from_outputs, model_outputs
+from fedlab.models import Model, check_params
 from fedlab.availability.algorithms.baselines import (AdaFed, AvailabilityAlgorithm, AvailabilityState, F3AST,
                                                       LessCorrelated, MoreAvailable, Unbiased)
 
@@ -40,7 +40,7 @@ def _proxy_inputs(alpha, pi, gap):
     pi = check_array("pi", pi, shape=alpha.shape)
     if np.any(pi < 0) or np.any(pi > 1):
         raise ValueError(f"pi must lie in [0, 1], got values in [{pi.min():.4g}, {pi.max():.4g}].")
-    gap = check_array("gap", gap, shape=alpha.shape)
+    gap = check_array("gap", gap, shape=alpha.shape, nonnegative=True)
     return alpha, pi, gap
 
 
@@ -74,8 +74,8 @@ def cafed_proxy(q, alpha, pi, gap, *, kappa2: float, gamma_prime: float | None =
     alpha, pi, gap = _proxy_inputs(alpha, pi, gap)
     q = check_array("q", q, shape=alpha.shape, nonnegative=True)
     kappa2 = check_real("kappa2", kappa2, low=0)
-    gp = float(gap.max()) if gamma_prime is None else check_real("gamma_prime", gamma_prime)
-    return _proxy(q, alpha, pi, gap, kappa2, gp, normalized)
+    gp = float(gap.max()) if gamma_prime is None else check_real("gamma_prime", gamma_prime, low=0)
+    return _proxy(q, alpha, pi, gap, kappa2, gp, check_bool("normalized", normalized))
 
 
 def _proxy(q, alpha, pi, gap, kappa2, gamma_prime, normalized) -> tuple[float, float, float]:
@@ -141,9 +141,13 @@ def cafed_weights(alpha, pi, lam, gap, *, kappa2: float, tau: float = 0.0, stric
     if np.any(pi <= 0):
         raise ValueError("pi must be positive: the unbiased start q = alpha/pi needs it.")
     lam = check_array("lam", lam, shape=alpha.shape)
+    if np.any(np.abs(lam) > 1):
+        raise ValueError(f"lam must hold second eigenvalues in [-1, 1], got values in [{lam.min():.4g}, "
+                         f"{lam.max():.4g}].")
     kappa2 = check_real("kappa2", kappa2, low=0)
     tau = check_real("tau", tau, low=0)
-    gp = float(gap.max()) if gamma_prime is None else check_real("gamma_prime", gamma_prime)
+    strict, normalized = check_bool("strict", strict), check_bool("normalized", normalized)
+    gp = float(gap.max()) if gamma_prime is None else check_real("gamma_prime", gamma_prime, low=0)
     q = alpha / pi
     eps, opt, bias = _proxy(q, alpha, pi, gap, kappa2, gp, normalized)
     excluded, trace = [], []
@@ -185,6 +189,8 @@ def cafed_tradeoff(alpha, pi, lam, gap, kappa2_grid, **kwargs) -> dict:
         (normalised :math:`\hat\pi\tilde\odot\mathbf q`) and ``excluded`` (list of G sorted lists).
     """
     grid = check_array("kappa2_grid", kappa2_grid, ndim=1, nonnegative=True)
+    if grid.size == 0:
+        raise ValueError("kappa2_grid must hold at least one value.")
     decisions = [cafed_weights(alpha, pi, lam, gap, kappa2=float(k), **kwargs) for k in grid]
     q = np.array([d.q for d in decisions])
     p = q * np.asarray(pi, float)
@@ -196,7 +202,14 @@ def cafed_tradeoff(alpha, pi, lam, gap, kappa2_grid, **kwargs) -> dict:
 def client_losses(model: Model, params, data, clients, *, weight_decay: float = 0.0) -> np.ndarray:
     r"""Local objectives :math:`F_k(\mathbf w)` of one model on the given clients' full data, shape ``(len(clients),)``;
     adds :math:`\frac{\lambda_{wd}}2\|\mathbf w\|^2` when the local solver uses weight decay."""
-    clients = np.asarray(clients, dtype=int)
+    check_type("data", data, ClientData)
+    clients = np.asarray(clients)
+    if clients.ndim != 1 or clients.size == 0 or clients.dtype.kind not in "iu" or clients.min() < 0 or \
+            clients.max() >= data.n_clients:
+        raise ValueError(f"clients must be a non-empty 1-D array of client indices in [0, {data.n_clients}), got "
+                         f"{clients!r:.80}.")
+    weight_decay = check_real("weight_decay", weight_decay, low=0)
+    check_params(model, params, stacked=False)
     sub = data.select(clients)
     out = model_outputs(model, broadcast(params, len(clients)), sub)
     loss = metrics_from_outputs(model, out, sub)["loss"]
@@ -244,11 +257,13 @@ class CAFed(AvailabilityAlgorithm):
         self.kappa2 = check_real("kappa2", kappa2, low=0)
         self.tau = check_real("tau", tau, low=0)
         self.beta = check_real("beta", beta, low=0, high=1, low_open=True)
-        self.strict, self.normalized = bool(strict), bool(normalized)
+        self.strict, self.normalized = check_bool("strict", strict), check_bool("normalized", normalized)
         self.fstar = check_choice("fstar", fstar, ("running_min", "oracle"))
         if self.fstar == "oracle" and f_star is None:
             raise ValueError("fstar='oracle' needs the local minima f_star (N,).")
         self.f_star = None if f_star is None else check_array("f_star", f_star, ndim=1)
+        if self.f_star is not None and self.f_star.size == 0:
+            raise ValueError("f_star must hold one local minimum per client.")
         if self.estimator == "oracle" and self.lam is None:
             raise ValueError("CA-Fed with estimator='oracle' needs the true second eigenvalues lam.")
 

@@ -1,0 +1,134 @@
+"""Robustness cases of the FedEM chapter (notebook 03): mixture data, experiments and plots."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+import world as w
+from harness import BAD_TEXT, NAN, Arr, Case, Choice, Int, Kind, Obj, Real, Rng, fresh
+
+AX = Kind(None, extra=(BAD_TEXT, 3))
+M = "fedlab.fedem"
+SMALL = {"n_clients": 4, "n_components": 2, "dim": 3, "n_min": 5, "n_max": 8, "n_test": 4}
+TRAIN = {"rounds": Int(1, low=0), "local_steps": Int(1, low=1), "batch_size": Int(4, low=1),
+         "lr": Real(0.1, low=0, low_open=True)}
+"""The training options of the experiments (``**training``), small."""
+
+
+@functools.cache
+def mixture():
+    from fedlab.fedem.data import make_synthetic_mixture
+
+    return make_synthetic_mixture(rng=0, **SMALL)
+
+
+def data_kwargs_kind():
+    return Obj(dict(SMALL), optional=True, extra=([], {"n_clients": -1}, {"nope": 1}), also=("n_clients",))
+
+
+@functools.cache
+def gmm_run():
+    from fedlab.gmm import federated_gmm_em
+
+    x = np.random.default_rng(0).normal(size=(20, 2))
+    states, history = federated_gmm_em(x, 2, n_iter=2)
+    return x, states, history
+
+
+def mixture_kind(**kw):
+    return Obj(fresh(mixture), extra=(w.fed(),), **kw)
+
+
+CASES = [
+    # ---------------------------------------------------------------- data
+    Case(f"{M}.data.MixtureDataset", {
+        "train": Obj(fresh(lambda: mixture().train), extra=(w.client_arrays(),), also=("test", "pi")),
+        "test": Obj(fresh(lambda: mixture().test), extra=(w.client_arrays(),), also=("train",)),
+        "pi": Arr(fresh(lambda: mixture().pi), simplex=True, link=True, also=("train",)),
+        "z_train": Obj(fresh(lambda: mixture().z_train), extra=([],), also=("train",)),
+        "z_test": Obj(fresh(lambda: mixture().z_test), extra=([],), also=("test",)),
+        "meta": Obj({}, extra=([],))}),
+    Case(f"{M}.data.make_synthetic_mixture", {"n_clients": Int(4, low=1), "n_components": Int(2, low=1),
+                                              "dim": Int(3, low=1), "alpha": Real(0.4, low=0, low_open=True),
+                                              "noise_level": Real(0.1, low=0), "n_min": Int(5, low=1),
+                                              "n_max": Int(8, low=5), "n_test": Int(4, low=0),
+                                              "label_mode": Choice("round"), "rng": Rng(0)}),
+    Case(f"{M}.data.make_digits_mixture", {"n_clients": Int(4, low=1), "n_components": Int(2, low=1),
+                                           "alpha": Real(0.4, low=0, low_open=True), "mode": Choice("permutation"),
+                                           "test_fraction": Real(0.25, low=0, high=1, high_open=True),
+                                           "min_size": Int(10, low=1), "max_tries": Int(5, low=1), "rng": Rng(0)}),
+    Case(f"{M}.data.mixture_client_sizes", {"n_clients": Int(4, low=1), "n_min": Int(5, low=1),
+                                            "n_max": Int(8, low=5), "rng": Rng(0)}),
+    Case(f"{M}.data.official_buggy_labels", {
+        "labels_by_component": Obj([np.array([1, 0]), np.array([1])], extra=([np.array([0.5])], [BAD_TEXT]),
+                                   also=("counts",)),
+        "counts": Arr([2, 1], integer=True, nonneg=True, link=True, also=("labels_by_component", "n")),
+        "n": Int(3, low=0, also=("counts",), extra=(1,))}),
+    # ---------------------------------------------------------------- experiments
+    Case(f"{M}.experiments.make_dataset", {"dataset": Choice("synthetic"), "seed": Int(0, low=0),
+                                           **{k: Kind(v) for k, v in SMALL.items()}}),
+    Case(f"{M}.experiments.model_for", {"data": mixture_kind()}),
+    Case(f"{M}.experiments.build_method", {"name": Choice("fedavg", also=("method",)),
+                                           "model": Obj(w.model(), extra=(w.solver(),)),
+                                           "solver": Obj(w.solver(), extra=(w.model(),))}),
+    Case(f"{M}.experiments.train_method", {"name": Choice("fedavg", also=("method",)),
+                                           "data": Obj(fresh(w.fed), extra=(w.clients(),)),
+                                           "model": Obj(w.model(), extra=(w.solver(),)), "seed": Int(0, low=0),
+                                           "eval_every": Int(None, low=1, optional=True), **TRAIN}),
+    Case(f"{M}.experiments.erdos_renyi_mixing", {"n": Int(4, low=1), "p": Real(0.5, low=0, high=1, low_open=True),
+                                                 "seed": Int(0, low=0), "weights": Choice("metropolis"),
+                                                 "max_tries": Int(100, low=1)}),
+    Case(f"{M}.experiments.component_cosines", {
+        "params": Obj(fresh(lambda: {"weight": torch.ones(2, 2, 3).cumsum(0)}), extra=({}, {"weight": torch.ones(3)}),
+                      also=("theta",)),
+        "theta": Arr(np.eye(2, 3), ndim=2, also=("params",))}),
+    Case(f"{M}.experiments.match_components", {"pi_learned": Arr(np.full((3, 2), 0.5), simplex=True, link=True,
+                                                                 also=("pi_true",)),
+                                               "pi_true": Arr(np.full((3, 2), 0.5), simplex=True, link=True,
+                                                              also=("pi_learned",))}),
+    Case(f"{M}.experiments.oracle_accuracy", {"data": mixture_kind()}),
+    *[Case(f"{M}.experiments.{name}", {"dataset": Choice("synthetic"), "seed": Int(0, low=0),
+                                       "data_kwargs": data_kwargs_kind(), **TRAIN, **extra})
+      for name, extra in [
+          ("compare_methods", {"methods": Kind(("local",), extra=((BAD_TEXT,), BAD_TEXT, ())),
+                               "method_kwargs": Obj(None, optional=True, extra=({"local": 3},)),
+                               "eval_every": Int(None, low=1, optional=True)}),
+          ("effect_of_m", {"m_values": Kind((1,), extra=((0,), (1.5,), ())),
+                           "eval_every": Int(None, low=1, optional=True)}),
+          ("unseen_clients", {"train_fraction": Real(0.5, low=0, high=1, low_open=True, high_open=True),
+                              "n_iter": Kind((1,), extra=((0,), (1.5,), ()))}),
+          ("decentralized_vs_server", {"p": Real(0.5, low=0, high=1, low_open=True),
+                                       "train_with": Kind(("metropolis",), extra=((BAD_TEXT,), BAD_TEXT)),
+                                       "server": Kind(False, extra=(BAD_TEXT,)),
+                                       "eval_every": Int(None, low=1, optional=True)})]],
+    Case(f"{M}.experiments.cluster_recovery", {"n_components": Int(2, low=1), "seed": Int(0, low=0),
+                                               "data_kwargs": data_kwargs_kind(), **TRAIN}),
+    Case(f"{M}.experiments.opposite_labels_demo", {"n_clients": Int(2, low=2), "n_samples": Int(4, low=2),
+                                                   "dim": Int(2, low=1), "seed": Int(0, low=0), **TRAIN}),
+    # ---------------------------------------------------------------- plots
+    Case(f"{M}.plots.plot_gmm_em", {"x": Arr(fresh(lambda: gmm_run()[0]), ndim=2),
+                                    "states": Obj(fresh(lambda: gmm_run()[1]), extra=([],), also=("history",)),
+                                    "history": Obj(fresh(lambda: gmm_run()[2]), extra=(w.history(),),
+                                                   also=("states",)),
+                                    "iteration": Int(1, low=0, high=2), "axes": Kind(None, extra=(BAD_TEXT, 3))}),
+    Case(f"{M}.plots.plot_method_bars", {"results": Obj({"fedem": {"average": [0.8, 0.9], "bottom_decile": [0.5, 0.6]}},
+                                                        extra=({}, {"fedem": {"average": [NAN]}},
+                                                               {"fedem": [0.5]})),
+                                         "metrics": Kind(("average",), extra=((BAD_TEXT,), ())), "ax": AX,
+                                         "scale": Real(100.0, low=0, low_open=True)}),
+    Case(f"{M}.plots.plot_effect_of_m", {"m_values": Arr([1, 2], integer=True, positive=True, link=True,
+                                                         also=("average", "bottom_decile")),
+                                         "average": Arr([0.5, 0.6], prob=True, also=("m_values",),
+                                                        extra=(np.zeros(3),)),
+                                         "bottom_decile": Arr([0.4, 0.5], prob=True, also=("m_values",),
+                                                              extra=(np.zeros(3),)),
+                                         "highlight": Int(None, optional=True, low=1), "ax": AX,
+                                         "scale": Real(100.0, low=0, low_open=True)}),
+    Case(f"{M}.plots.simplex_coordinates", {"pi": Arr(np.full((2, 3), 1 / 3), simplex=True, ndim=2,
+                                                      nonempty=False)}),
+    Case(f"{M}.plots.plot_simplex", {"pi_true": Arr(np.full((2, 3), 1 / 3), simplex=True, ndim=2),
+                                     "pi_learned": Arr(None, optional=True, extra=(np.full((2, 3), 0.5),)),
+                                     "ax": AX}),
+]

@@ -1,0 +1,234 @@
+"""Robustness cases of the data-streams chapter (notebook 05): arrivals, memories, bounds, experiments, plots."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+import world as w
+from harness import BAD_TEXT, NAN, Arr, Case, Choice, Int, Kind, Obj, Real, Rng, fresh
+
+AX = Kind(None, extra=(BAD_TEXT, 3))
+M = "fedlab.streams"
+N = np.array([0.5, 0.25, 0.25])
+P = np.array([0.4, 0.3, 0.3])
+
+
+@functools.cache
+def stream():
+    from fedlab.streams.data import make_stream_dataset
+
+    xs, ys = w.client_arrays()
+    return make_stream_dataset(xs, ys, [[1, 1]] * 4, [3, 3, 3, 3], horizon=2, n_classes=w.N_CLASSES, rng=0)
+
+
+@functools.cache
+def schedule():
+    from fedlab.streams.data import simulate_memory
+
+    return simulate_memory([2, 1, 2], 3, rng=0)
+
+
+def fractions_kind(**kw):
+    return Arr(N, simplex=True, ndim=1, link=True, **kw)
+
+
+def p_kind(**kw):
+    return Arr(P, simplex=True, ndim=1, link=True, **kw)
+
+
+def weights_list():
+    return [np.full((2, 3), 1 / 18), np.full((2, 6), 1 / 18)]
+
+
+SUMMARY_ROW = {"h": 0.2, "metric": "acc", "grid": [0.0, 1.0], "grid_mean": [0.7, 0.6], "grid_std": [0.01, 0.02],
+               "h_mean": 0.2, "p_hat_mean": 0.5, "p_hat_std": 0.1,
+               **{f"{s}_{t}": 0.7 for s in ("fresh", "historical", "uniform", "ours", "optimal")
+                  for t in ("mean", "std")}}
+"""A row of ``fedlab.streams.experiments.summarize``: what the result plots read."""
+
+CASE_STUDY = {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True), "n_total": Int(40, low=1),
+              "horizon": Int(2, low=1), "m_hist": Int(1, low=1), "m_fresh": Int(1, low=1), "dim": Int(2, low=1),
+              "eps": Real(0.1, low=0), "noise": Real(0.0, low=0), "test_per_client": Int(5, low=1),
+              "seed": Int(0, low=0), "task": Choice("logistic")}
+
+CASES = [
+    # ---------------------------------------------------------------- data
+    Case(f"{M}.data.ConstantArrivals", {"rate": Int(2, low=0)}),
+    Case(f"{M}.data.StaticArrivals", {"size": Int(2, low=1)}),
+    Case(f"{M}.data.PoissonArrivals", {"rate": Real(2.0, low=0, low_open=True)}),
+    Case(f"{M}.data.IntermittentArrivals", {"rate": Int(2, low=1), "p_online": Real(0.5, low=0, high=1, low_open=True),
+                                            "rounds": Kind(None, extra=((-1,), (1.5,), BAD_TEXT))}),
+    Case(f"{M}.data.make_arrivals", {"kind": Choice("constant"), "rate": Int(2, low=0)}),
+    Case(f"{M}.data.arrival_counts", {"process": Arr([1, 0, 2], nonneg=True, integer=True,
+                                                     extra=(np.array([1, 0]),), also=("counts", "horizon")),
+                                      "horizon": Int(3, low=1, also=("counts",)), "rng": Rng(0)}),
+    Case(f"{M}.data.Memory", {"capacity": Int(3, low=0), "rule": Choice("fifo"), "rng": Rng(0)}),
+    Case(f"{M}.data.simulate_memory", {"counts": Arr([2, 1, 2], nonneg=True, integer=True), "capacity": Int(3, low=0),
+                                       "rule": Choice("fifo"), "rng": Rng(0)}),
+    Case(f"{M}.data.StreamDataset", {
+        "train": Obj(fresh(lambda: stream().train), extra=(w.fed(),), also=("test", "memory_index")),
+        "test": Obj(fresh(lambda: stream().test), extra=(w.fed(),), also=("train",)),
+        "n_classes": Int(w.N_CLASSES, low=1, optional=True, extra=(2,)),
+        "memory_index": Arr(fresh(lambda: stream().memory_index), integer=True, nonneg=True,
+                            also=("memory_count", "train")),
+        "memory_count": Arr(fresh(lambda: stream().memory_count), integer=True, nonneg=True,
+                            also=("memory_index",)),
+        "historical": Arr(None, optional=True, finite=False, extra=(torch.ones(2, dtype=torch.bool),
+                                                                    torch.zeros(w.N_CLIENTS)))}),
+    Case(f"{M}.data.make_stream_dataset", {
+        "xs": Obj(w.client_arrays()[0], extra=([], [np.full((6, w.DIM), NAN)] * 4), also=("ys", "arrivals")),
+        "ys": Obj(w.client_arrays()[1], extra=([np.zeros(1)] * 4,), also=("xs",)),
+        "arrivals": Obj([[1, 1]] * 4, extra=([[1, 1]] * 2, [[-1, 1]] * 4, [[9, 9]] * 4, [1.5] * 4),
+                        also=("xs", "counts")),
+        "capacities": Obj([3, 3, 3, 3], extra=([3], [-1, 3, 3, 3], [1.5, 3, 3, 3]), also=("xs", "capacity")),
+        "rules": Kind("fifo", extra=(BAD_TEXT, ["fifo"], 3), also=("rule",)),
+        "horizon": Int(2, low=1), "n_classes": Int(w.N_CLASSES, low=1, optional=True),
+        "historical": Kind(None, extra=([True], BAD_TEXT)), "rng": Rng(0)}),
+    Case(f"{M}.data.make_case_study", {
+        "hist_xs": Obj([w.client_arrays()[0][0]], extra=(3, [np.full((2, w.DIM), NAN)]), also=("hist_ys",)),
+        "hist_ys": Obj([w.client_arrays()[1][0]], extra=(3, []), also=("hist_xs",)),
+        "fresh_xs": Obj([w.client_arrays()[0][3]], extra=(3, [np.zeros((3, w.DIM))]), also=("fresh_ys",)),
+        "fresh_ys": Obj([w.client_arrays()[1][3]], extra=(3, []), also=("fresh_xs",)),
+        "horizon": Int(2, low=1), "n_classes": Int(w.N_CLASSES, low=1, optional=True)}),
+    Case(f"{M}.data.StreamSynthetic", {"theta": Arr(np.ones((2, 3)), ndim=2, also=("theta0",)),
+                                       "theta0": Arr(np.zeros(3), ndim=1, link=True, also=("theta",)),
+                                       "task": Choice("logistic"), "noise": Real(0.0, low=0)}),
+    Case(f"{M}.data.make_stream_synthetic", {"n_clients": Int(2, low=1), "dim": Int(3, low=1),
+                                             "eps": Real(0.1, low=0), "task": Choice("logistic"),
+                                             "noise": Real(0.0, low=0), "rng": Rng(0)}),
+    # ---------------------------------------------------------------- algorithms
+    Case(f"{M}.algorithms.StreamingFedAvg", {"model": Obj(w.model(), extra=(w.solver(),)),
+                                             "solver": Obj(w.solver(), extra=(w.model(),)),
+                                             "weights": Arr(None, optional=True, simplex=True),
+                                             "sample_weights": Kind(None, extra=(BAD_TEXT, 3)),
+                                             "radius": Real(None, low=0, low_open=True, optional=True),
+                                             "backend": Choice("auto")}),
+    Case(f"{M}.algorithms.StreamingFedAvg.init", {"data": Obj(fresh(stream), extra=(w.fed(), w.clients())),
+                                                  "seed": Int(0, low=0)},
+         fn=lambda **kw: __import__("fedlab.streams.algorithms", fromlist=["x"]).StreamingFedAvg(
+             w.model(), w.solver()).init(**kw)),
+    Case(f"{M}.algorithms.strategy_weights", {"strategy": Choice("uniform"), "n": fractions_kind(also=("m_hist",)),
+                                              "m_hist": Int(1, low=0, high=3, also=("n",)),
+                                              "p_hist": Real(None, low=0, high=1, optional=True),
+                                              "ratio": Real(None, low=0, optional=True, inf_ok=True),
+                                              "method": Choice("auto")}),
+    Case(f"{M}.algorithms.sample_weight_schedule", {"data": Obj(fresh(stream), extra=(w.fed(),)),
+                                                    "rule": Choice("ones"),
+                                                    "p": Arr(None, optional=True, simplex=True)}),
+    Case(f"{M}.algorithms.local_sample_weights", {"lam": Arr(np.array([0.5, 0.25, 0.25]), nonneg=True, ndim=1)}),
+    Case(f"{M}.algorithms.algorithm13_gradient", {"per_sample_grads": Arr(np.ones((3, 2)), ndim=2, link=True,
+                                                                          also=("lam",)),
+                                                  "lam": Arr(np.array([0.5, 0.25, 0.25]), nonneg=True, link=True,
+                                                             also=("per_sample_grads",)),
+                                                  "batch_size": Int(2, low=1), "rng": Rng(0)}),
+    # ---------------------------------------------------------------- bounds
+    Case(f"{M}.bounds.psi", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p", "m_hist")),
+                             "m_hist": Int(1, low=0, high=3, also=("n",)), "c1": Real(1.0, low=0),
+                             "c2": Real(1.0, low=0), "c0": Real(0.0, low=0)}),
+    Case(f"{M}.bounds.psi_general", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p", "alpha", "m_hist")),
+                                     "alpha": Arr(P, simplex=True, link=True, also=("n",)),
+                                     "m_hist": Int(1, low=0, high=3, also=("n",)), "c1": Real(1.0, low=0),
+                                     "c2_tilde": Real(1.0, low=0), "disc_max": Real(0.1, low=0),
+                                     "c0": Real(0.0, low=0)}),
+    Case(f"{M}.bounds.l1_distance_bound", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p",))}),
+    Case(f"{M}.bounds.n_eff", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p",)),
+                               "n_total": Real(100.0, low=0, low_open=True)}),
+    Case(f"{M}.bounds.effective_sample_size", {"p_samples": Arr(np.full(4, 0.25), simplex=True)}),
+    Case(f"{M}.bounds.importance_from_schedule", {"weights": Obj(fresh(weights_list),
+                                                                 extra=([], [np.ones(3)], [-np.ones((2, 3))],
+                                                                        [np.ones((2, 3)), np.ones((3, 3))]))}),
+    Case(f"{M}.bounds.p_hist_weights", {"p_hist": Real(0.5, low=0, high=1), "n": fractions_kind(also=("m_hist",)),
+                                        "m_hist": Int(1, low=0, high=3, also=("n",))}),
+    *[Case(f"{M}.bounds.{name}", {"ratio": Arr(0.15, nonneg=True, nonempty=False, finite=False,
+                                              extra=(NAN, -1.0)),
+                                  "h": Arr(0.2, prob=True, nonempty=False),
+                                  "m_fresh": Int(4, low=1)})
+      for name in ("optimal_p_hist", "psi_closed_form")],
+    Case(f"{M}.bounds.optimal_weights", {"ratio": Real(0.15, low=0, inf_ok=True),
+                                         "n": fractions_kind(also=("m_hist",)),
+                                         "m_hist": Int(1, low=0, high=3, also=("n",)), "method": Choice("auto")}),
+    Case(f"{M}.bounds.historical_threshold", {"h": Arr(0.2, prob=True, nonempty=False),
+                                              "m_fresh": Int(4, low=1)}),
+    Case(f"{M}.bounds.crossover_ratio", {"h": Arr(0.2, prob=True, nonempty=False), "m_fresh": Int(4, low=1)}),
+    Case(f"{M}.bounds.crossover_fraction", {"ratio": Arr(0.15, nonneg=True, nonempty=False),
+                                            "m_fresh": Int(4, low=1)}),
+    Case(f"{M}.bounds.psi_constants", {"sigma0": Real(1.0, low=0), "diameter": Real(1.0, low=0),
+                                       "horizon": Int(10, low=1), "m_fresh": Int(4, low=0),
+                                       "loss_bound": Real(1.0, low=0), "pdim": Real(5.0, low=0, low_open=True),
+                                       "n_total": Real(100.0, low=0, low_open=True), "disc_max": Real(0.0, low=0),
+                                       "version": Choice("thesis")}),
+    Case(f"{M}.bounds.ratio_exact", {"sigma0": Real(1.0, low=0), "diameter": Real(1.0, low=0),
+                                     "horizon": Int(10, low=1), "m_fresh": Int(4, low=0),
+                                     "loss_bound": Real(1.0, low=0), "pdim": Real(5.0, low=0, low_open=True),
+                                     "n_total": Real(100.0, low=0, low_open=True)}),
+    Case(f"{M}.bounds.estimate_ratio", {  # vectorised: numbers or arrays
+        "loss_bound": Arr(1.0, nonneg=True, nonempty=False, extra=(-1.0,)),
+        "grad_bound": Arr(1.0, positive=True, nonempty=False, extra=(0.0,)),
+        "diameter": Arr(1.0, positive=True, nonempty=False, extra=(0.0,)),
+        "d": Arr(5.0, nonneg=True, nonempty=False, extra=(-1.0,)),
+        "n_total": Arr(100.0, positive=True, nonempty=False, extra=(0.0,)),
+        "m_fresh": Arr(4, positive=True, integer=True, nonempty=False, extra=("3", 1.5, 0))}),
+    Case(f"{M}.bounds.table_4_1_check", {"tolerance": Real(0.005, low=0)}),
+    # ---------------------------------------------------------------- experiments
+    Case(f"{M}.experiments.LinearNoBias", {"in_features": Int(3, low=1)}),
+    Case(f"{M}.experiments.case_study_sizes", {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
+                                               "n_total": Int(100, low=1), "horizon": Int(5, low=1),
+                                               "m_hist": Int(2, low=1), "m_fresh": Int(2, low=1)}),
+    Case(f"{M}.experiments.synthetic_case_study", dict(CASE_STUDY)),
+    Case(f"{M}.experiments.excess_risk", {"params": Obj(fresh(lambda: {"weight": torch.zeros(1, 3),
+                                                                        "bias": torch.zeros(1)}),
+                                                        extra=({}, {"weight": torch.zeros(2, 1)},
+                                                               {"weight": torch.full((1, 3), NAN),
+                                                                "bias": torch.zeros(1)})),
+                                          "theta": Arr(np.ones((2, 3)), ndim=2, also=("params", "n")),
+                                          "n": Arr(np.array([0.5, 0.5]), simplex=True, link=True,
+                                                   also=("theta",))}),
+    Case(f"{M}.experiments.estimate_constants", {
+        "model": Obj(fresh(lambda: __import__("fedlab.streams.experiments", fromlist=["x"]).LinearNoBias(w.DIM)),
+                     extra=(w.solver(),)),
+        "data": Obj(fresh(lambda: __import__("fedlab.engine", fromlist=["x"]).ClientData.from_arrays(
+            w.client_arrays()[0], [y.astype(np.float32) for y in w.client_arrays()[1]])), extra=(w.fed(),)),
+        "params": Kind(None, extra=(BAD_TEXT, {})),
+        "fraction": Real(0.5, low=0, high=1, low_open=True), "steps": Int(2, low=1), "lr": Real(0.5, low=0,
+                                                                                               low_open=True),
+        "batch_size": Int(4, low=1), "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.compare_strategies", {**CASE_STUDY, "local_steps": Int(1, low=1),
+                                                 "batch_size": Int(4, low=1), "lr": Real(0.25, low=0, low_open=True),
+                                                 "grid": Kind((0.0, 1.0), extra=((NAN,), (1.5,), (), BAD_TEXT)),
+                                                 "estimate_fraction": Real(0.5, low=0, high=1, low_open=True),
+                                                 "estimate_steps": Int(2, low=1)}),
+    Case(f"{M}.experiments.summarize", {"records": Obj([], extra=(3, [3], [{"seed": 0}])),
+                                        "digits": Int(3, low=0)}),
+    # ---------------------------------------------------------------- plots
+    Case(f"{M}.plots.plot_memory_schedule", {"schedule": Obj(fresh(schedule), extra=(np.full((2, 2), 0.5), np.ones(3))),
+                                             "ax": AX}),
+    *[Case(f"{M}.plots.{name}", {"h_values": Kind((0.05, 0.2), extra=((NAN,), (1.5,), (), BAD_TEXT)),
+                                 "m": Int(10, low=2, also=("m_hist",)), "m_hist": Int(5, low=1, also=("m",)),
+                                 "ratios": Arr(None, optional=True, extra=(np.array([-1.0]), np.array([NAN]))),
+                                 "mark": Real(None, optional=True, low=0), **extra})
+      for name, extra in (("plot_p_hist_vs_ratio", {"ax": AX}), ("plot_bound_tradeoff", {}))],
+    Case(f"{M}.plots.plot_psi_gaps", {"ratios": Kind((0.05, 0.15), extra=((NAN,), (-1.0,), (), BAD_TEXT)),
+                                      "m": Int(10, low=2, also=("m_hist",)), "m_hist": Int(5, low=1, also=("m",)),
+                                      "h_values": Arr(None, optional=True, extra=(np.array([1.5]),)),
+                                      "mark_h": Real(None, optional=True, low=0, high=1)}),
+    Case(f"{M}.plots.plot_client_weights", {"p": p_kind(also=("n",)), "m_hist": Int(1, low=0, high=3,
+                                                                                   also=("p", "n")),
+                                            "n": Arr(None, optional=True, simplex=True, extra=(N[:2] / N[:2].sum(),)),
+                                            "ax": AX}),
+    Case(f"{M}.plots.plot_bound_explorer", {"ratio": Real(0.15, low=0), "h": Real(0.2, low=0, high=1, low_open=True,
+                                                                                   high_open=True),
+                                            "m": Int(10, low=2, also=("m_hist",)), "m_hist": Int(5, low=1,
+                                                                                             also=("m",)),
+                                            "unequal": Kind(False, extra=(BAD_TEXT,)), "seed": Int(0, low=0),
+                                            "h_values": Kind((0.05, 0.2), extra=((NAN,), (1.5,), ()))}),
+    Case(f"{M}.plots.plot_strategy_comparison", {
+        "rows": Obj([SUMMARY_ROW], extra=([], [3], [{"h": 0.2}], BAD_TEXT)),
+        "key": Kind("h", extra=(BAD_TEXT, 3)), "ax": AX,
+        "strategies": Kind(("fresh", "ours"), extra=((BAD_TEXT,), (), BAD_TEXT, (3,)))}),
+    Case(f"{M}.plots.plot_p_hist_curve", {"row": Obj(SUMMARY_ROW, extra=({}, {**SUMMARY_ROW, "grid_mean": [NAN, 1.0]},
+                                                                          {**SUMMARY_ROW, "grid_std": [0.1]},
+                                                                          {**SUMMARY_ROW, "h_mean": NAN}, [1])),
+                                          "ax": AX}),
+]

@@ -1,0 +1,223 @@
+"""Robustness cases of the topology chapter (notebook 01): delays, max-plus, MATCHA, networks, overlays, plots."""
+from __future__ import annotations
+
+import functools
+
+import networkx as nx
+import numpy as np
+
+from harness import BAD_TEXT, NAN, Arr, Case, Choice, File, Fixed, Int, Kind, Obj, Real, Rng, fresh
+
+AX = Kind(None, extra=(BAD_TEXT, 3))
+M = "fedlab.topology"
+
+
+@functools.cache
+def conn():
+    from fedlab.topology import make_connectivity
+
+    rng = np.random.default_rng(0)
+    return make_connectivity(rng.uniform(5, 50, (4, 4)), rng.uniform(1e8, 1e9, (4, 4)))
+
+
+@functools.cache
+def params():
+    from fedlab.topology import DelayParams
+
+    return DelayParams(model_bits=1e7, compute_ms=5.0, local_steps=1, up_bps=1e9, dn_bps=1e9)
+
+
+def overlay():
+    from fedlab.topology import overlay_from_edges
+
+    return overlay_from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)], directed=True)
+
+
+@functools.cache
+def schedule():
+    from fedlab.topology import MatchaSchedule, round_robin_matchings
+
+    return MatchaSchedule(4, round_robin_matchings(4), np.full(3, 0.5), 0.3)
+
+
+def delays():
+    w = np.full((3, 3), -np.inf)
+    w[0, 1], w[1, 2], w[2, 0], w[1, 1] = 1.0, 2.0, 3.0, 0.5
+    return w
+
+
+def weights():
+    rng = np.random.default_rng(1)
+    w = rng.uniform(1, 5, (5, 5))
+    return (w + w.T) / 2
+
+
+def conn_kind(**kw):
+    return Obj(fresh(conn), extra=(nx.complete_graph(4),), **kw)
+
+
+def params_kind(**kw):
+    return Obj(fresh(params), extra=({"model_bits": 1e7},), **kw)
+
+
+def overlay_kind(**kw):
+    return Obj(fresh(overlay), extra=(nx.DiGraph([(0, 9)]), nx.DiGraph([(0, 1)])), **kw)
+
+
+def schedule_kind(**kw):
+    return Obj(fresh(schedule), extra=(nx.complete_graph(4),), **kw)
+
+
+TABLE = {"gaia": {"star": 100.0, "ring": 50.0}}
+
+CASES = [
+    # ---------------------------------------------------------------- delays
+    Case(f"{M}.delays.DelayParams", {"model_bits": Real(1e7, low=0, low_open=True),
+                                     "compute_ms": Arr(0.0, nonneg=True, nonempty=False),
+                                     "local_steps": Int(1, low=0),
+                                     "up_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
+                                                   extra=(NAN,)),
+                                     "dn_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
+                                                   extra=(NAN,))}),
+    Case(f"{M}.delays.preset_params", {"preset": Choice("femnist"),
+                                       "access_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
+                                                         extra=(NAN,)),
+                                       "local_steps": Int(1, low=0)}),
+    Case(f"{M}.delays.overlay_delays", {"overlay": overlay_kind(also=("conn",)), "conn": conn_kind(also=("overlay",)),
+                                        "params": params_kind()}),
+    Case(f"{M}.delays.connectivity_delays", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.delays.degree_one_delays", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.delays.cycle_time", {"overlay": overlay_kind(also=("conn",)), "conn": conn_kind(also=("overlay",)),
+                                    "params": params_kind()}),
+    Case(f"{M}.delays.throughput", {"tau_ms": Real(10.0, low=0, low_open=True)}),
+    Case(f"{M}.delays.overlay_from_edges", {"n": Int(4, low=1), "edges": Obj([(0, 1), (1, 2)],
+                                                                             extra=([(0, 9)], [(0,)], [(0.5, 1)]))}),
+    # ---------------------------------------------------------------- experiments, paper, simulator
+    Case(f"{M}.experiments.matcha_schedules", {"conn": conn_kind(), "budget": Real(0.5, low=0, high=1,
+                                                                                    low_open=True)}),
+    Case(f"{M}.experiments.compare_overlays", {"conn": conn_kind(), "params": params_kind(),
+                                               "names": Kind(("star",), extra=((BAD_TEXT,), BAD_TEXT, ())),
+                                               "matcha_rounds": Int(10, low=1), "seed": Int(0, low=0),
+                                               "schedules": Obj(None, optional=True, extra=({"matcha": 3},))}),
+    Case(f"{M}.experiments.ranking", {"cycle_times": Obj({"star": 100.0}, extra=({"star": NAN}, {"star": "x"}))}),
+    Case(f"{M}.simulator.simulate_wall_clock", {"overlay": overlay_kind(also=("conn",)),
+                                                "conn": conn_kind(also=("overlay",)), "params": params_kind(),
+                                                "n_rounds": Int(3, low=0)}),
+    Case(f"{M}.simulator.rounds_within", {"t": Arr(np.array([[0.0, 0.0], [1.0, 1.5], [2.5, 2.0]]), ndim=2),
+                                          "budget_ms": Real(2.0, low=0)}),
+    # ---------------------------------------------------------------- matcha
+    Case(f"{M}.matcha.MatchaSchedule", {"n": Int(4, low=2), "matchings": Obj(fresh(lambda: schedule().matchings),
+                                                                             extra=([], [np.array([[0, 9]])])),
+                                        "probabilities": Arr(np.full(3, 0.5), prob=True, link=True,
+                                                             also=("matchings",)),
+                                        "alpha": Real(0.3, low=0)}),
+    Case(f"{M}.matcha.round_robin_matchings", {"n": Int(4, low=2)}),
+    Case(f"{M}.matcha.greedy_matchings", {"graph": Obj(nx.cycle_graph(4), extra=(nx.DiGraph([(0, 1)]),))}),
+    Case(f"{M}.matcha.matching_decomposition", {"base_graph": Obj(nx.cycle_graph(4),
+                                                                  extra=(nx.Graph([(0, 1), (2, 3)]),))}),
+    Case(f"{M}.matcha.matcha_probabilities", {"matchings": Obj(fresh(lambda: schedule().matchings), extra=([],)),
+                                              "n": Int(4, low=2), "budget": Real(0.5, low=0, high=1, low_open=True),
+                                              "solver": Kind("SCS", extra=(BAD_TEXT, 3))}),
+    Case(f"{M}.matcha.matcha_alpha", {"matchings": Obj(fresh(lambda: schedule().matchings), extra=([],)),
+                                      "probabilities": Arr(np.full(3, 0.5), prob=True, link=True,
+                                                           also=("matchings",)),
+                                      "n": Int(4, low=2)}),
+    Case(f"{M}.matcha.matcha_schedule", {"base_graph": Obj(nx.cycle_graph(4), extra=(nx.Graph([(0, 1), (2, 3)]),)),
+                                         "budget": Real(0.5, low=0, high=1, low_open=True),
+                                         "solver": Kind("SCS", extra=(BAD_TEXT, 3))}),
+    Case(f"{M}.matcha.sample_matcha_rounds", {"schedule": schedule_kind(), "n_rounds": Int(3, low=1), "rng": Rng(0)}),
+    Case(f"{M}.matcha.matcha_round_times", {"schedule": schedule_kind(also=("conn",)),
+                                            "conn": conn_kind(also=("schedule",)), "params": params_kind(),
+                                            "n_rounds": Int(3, low=1), "rng": Rng(0)}),
+    Case(f"{M}.matcha.matcha_cycle_time", {"schedule": schedule_kind(also=("conn",)),
+                                           "conn": conn_kind(also=("schedule",)), "params": params_kind(),
+                                           "n_rounds": Int(3, low=1), "rng": Rng(0)}),
+    Case(f"{M}.matcha.matcha_weights", {"schedule": schedule_kind(), "active": Arr(np.ones(3, bool), finite=False,
+                                                                                   link=True,
+                                                                                   extra=(np.ones(3) * 0.5,))}),
+    # ---------------------------------------------------------------- maxplus
+    *[Case(f"{M}.maxplus.{name}", {"W": Arr(fresh(delays), square=True,
+                                            extra=(np.full((3, 3), -np.inf), np.full((3, 3), np.inf)))})
+      for name in ("max_cycle_mean", "critical_circuit", "max_cycle_mean_bruteforce")],
+    Case(f"{M}.maxplus.simulate_maxplus", {"W": Arr(fresh(delays), square=True),
+                                           "n_steps": Int(3, low=0), "t0": Arr(None, optional=True,
+                                                                               extra=(np.zeros(2),))}),
+    # ---------------------------------------------------------------- networks
+    Case(f"{M}.networks.Network", {"name": Kind("n", extra=(3,)), "graph": Obj(nx.path_graph(3),
+                                                                               extra=(nx.DiGraph([(0, 1)]),)),
+                                   "positions": Arr(None, optional=True, extra=(np.zeros((2, 2)),))}),
+    Case(f"{M}.networks.Connectivity", {
+        "latency_ms": Arr(np.ones((3, 3)), nonneg=True, square=True, also=("available_bps", "arcs")),
+        "available_bps": Arr(np.full((3, 3), 1e9), nonneg=True, finite=False, square=True,
+                             extra=(NAN, np.array([[1, 0, 1], [1, 1, 1], [1, 1, 1]]) * 1e9), also=("latency_ms",)),
+        "arcs": Arr(np.ones((3, 3), bool), finite=False, square=True, also=("latency_ms",)),
+        "names": Kind((), extra=(3,)), "name": Kind("custom", extra=(3,))}),
+    Case(f"{M}.networks.load_network", {"name": Choice("gaia"), "authors_km": Kind(False, extra=(BAD_TEXT, 2))}),
+    Case(f"{M}.networks.read_network_csv", {
+        "nodes_path": File("data/networks/gaia_nodes.csv", extra=("/nonexistent/robustness/nodes.csv",)),
+        "links_path": File("data/networks/gaia_links.csv", extra=("/nonexistent/robustness/links.csv",
+                                                                  "data/networks/gaia_nodes.csv")),
+        "name": Kind(None, extra=(3,))}),
+    Case(f"{M}.networks.read_gml_network", {"path": File("nope.gml", extra=("/nonexistent/robustness/n.gml",)),
+                                            "name": Fixed(None)}),
+    Case(f"{M}.networks.network_from_sites", {"name": Kind("n", extra=(3,)),
+                                              "sites": Obj([("a", 0.0, 0.0), ("b", 10.0, 20.0)],
+                                                           extra=([("a", 0.0, 0.0)], [("a", NAN, 0.0), ("b", 1, 1)],
+                                                                  [("a", 100.0, 0.0), ("b", 1, 1)], [3, 4]))}),
+    Case(f"{M}.networks.read_sites", {"path": File(None, optional=True, extra=("/nonexistent/robustness/sites.csv",
+                                                                "data/networks/gaia_links.csv"))}),
+    Case(f"{M}.networks.great_circle_km", {"lat1": Arr(10.0, nonempty=False, extra=(100.0,)),
+                                           "lon1": Arr(20.0, nonempty=False, extra=(400.0,)),
+                                           "lat2": Arr(30.0, nonempty=False, extra=(-100.0,)),
+                                           "lon2": Arr(40.0, nonempty=False)}),
+    Case(f"{M}.networks.random_geometric_network", {"n": Int(5, low=2), "radius": Real(None, low=0, low_open=True,
+                                                                                       optional=True),
+                                                    "size_km": Real(4000.0, low=0, low_open=True), "rng": Rng(0)}),
+    Case(f"{M}.networks.connectivity_graph", {
+        "network": Obj(fresh(lambda: __import__("fedlab.topology", fromlist=["x"]).load_network("gaia")),
+                       extra=(nx.path_graph(3),)),
+        "core_bps": Real(1e9, low=0, low_open=True, inf_ok=True), "ms_per_km": Real(0.0085, low=0),
+        "base_ms": Real(4.0, low=0)}),
+    Case(f"{M}.networks.make_connectivity", {
+        "latency_ms": Arr(np.ones((3, 3)), finite=False, square=True, also=("available_bps", "arcs"),
+                          extra=(np.array([[0, NAN, 1], [1, 0, 1], [1, 1, 0]]), -np.ones((3, 3)))),
+        "available_bps": Arr(1e9, positive=True, finite=False, nonempty=False, extra=(NAN, np.ones((2, 2)))),
+        "arcs": Arr(None, optional=True, finite=False, extra=(np.zeros((3, 3), bool), np.ones((2, 2), bool))),
+        "names": Kind(None, extra=(3, ("a",)))}),
+    # ---------------------------------------------------------------- overlays
+    Case(f"{M}.overlays.design_overlay", {"name": Choice("star"), "conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.overlays.star_overlay", {"conn": conn_kind(), "params": Obj(None, optional=True, extra=({},)),
+                                        "center": Kind(0, extra=(9, -1, 1.5, BAD_TEXT))}),
+    Case(f"{M}.overlays.mst_overlay", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.overlays.delta_mbst_overlay", {"conn": conn_kind(), "params": params_kind(),
+                                              "deltas": Kind(None, extra=([0], [1.5], BAD_TEXT)),
+                                              "return_candidates": Kind(False, extra=(BAD_TEXT, 2))}),
+    Case(f"{M}.overlays.ring_overlay", {"conn": conn_kind(), "params": params_kind(), "matching": Choice("exact")}),
+    Case(f"{M}.overlays.prim_tree", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
+                                                    extra=(np.full((5, 5), NAN),)),
+                                     "root": Int(0, low=0, high=4)}),
+    Case(f"{M}.overlays.delta_prim", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
+                                                     extra=(np.full((5, 5), NAN),)),
+                                      "delta": Int(2, low=1), "root": Int(0, low=0, high=4)}),
+    Case(f"{M}.overlays.cube_path", {"tree": Obj(nx.path_graph(4), extra=(nx.cycle_graph(4),)),
+                                     "root": Int(0, low=0, high=3)}),
+    Case(f"{M}.overlays.christofides_tour", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
+                                                            extra=(np.full((5, 5), NAN),)),
+                                             "matching": Choice("exact")}),
+    # ---------------------------------------------------------------- plots
+    Case(f"{M}.plots.layout_positions", {"conn": conn_kind()}),
+    Case(f"{M}.plots.plot_overlay", {"conn": conn_kind(also=("overlay",)), "overlay": overlay_kind(also=("conn",)),
+                                     "ax": AX}),
+    Case(f"{M}.plots.plot_cycle_times", {"table": Obj(TABLE, extra=({"gaia": {"star": NAN}}, {}, {"gaia": {}},
+                                                                     {"gaia": {"star": -1.0}})),
+                                         "paper": Obj(None, optional=True, extra=({"gaia": {"star": "x"}},)),
+                                         "ax": AX,
+                                         "logy": Kind(True, extra=(BAD_TEXT,))}),
+    Case(f"{M}.plots.plot_sweep", {"x": Arr([1.0, 2.0], ndim=1, link=True, also=("curves",)),
+                                   "curves": Obj({"a": [1.0, 2.0]}, extra=({"a": [1.0]}, {}, {"a": [NAN, 1]}),
+                                                 also=("x",)),
+                                   "ax": AX, "logx": Kind(True, extra=(BAD_TEXT,)),
+                                   "logy": Kind(True, extra=(BAD_TEXT,))}),
+    Case(f"{M}.plots.plot_timeline", {"t": Arr(np.array([[0.0, 0.0], [1.0, 1.5], [2.5, 2.0]]), ndim=2, nonneg=True),
+                                      "tau": Real(None, low=0, low_open=True, optional=True), "ax": AX}),
+]

@@ -1,0 +1,6 @@
+"""Bad inputs to the dynamic-FL chapter's public functions and classes are rejected with errors naming the
+argument."""
+from cases_dynamic import CASES
+from harness import make_tests
+
+test_canonical_bad_values, test_drawn_bad_values = make_tests(CASES)

@@ -1,0 +1,5 @@
+"""Bad inputs to the kNN-Per chapter's public functions and classes are rejected with errors naming the argument."""
+from cases_knnper import CASES
+from harness import make_tests
+
+test_canonical_bad_values, test_drawn_bad_values = make_tests(CASES)
