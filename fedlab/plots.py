@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_type
+from fedlab._validation import check_array, check_int, check_real, check_type
 
-__all__ = ["figure_axes", "check_axes", "plot_label_histograms", "plot_curves", "plot_client_drift"]
+__all__ = ["figure_axes", "check_axes", "plot_label_histograms", "plot_curves", "plot_method_bars", "plot_client_drift"]
 
 
 def check_axes(name: str, value, n: int | None = None):
@@ -118,3 +118,57 @@ def plot_client_drift(clients, server, local, *, optimum=None, fixed_point=None,
     if title:
         ax.set_title(title)
     return fig, {"server": server, "local": local, "optimum": optimum, "fixed_point": fixed_point}
+
+
+def plot_method_bars(results: dict, *, metrics=("average", "bottom_decile"), ax=None, title: str | None = None,
+                     scale: float = 100.0):
+    """Grouped bars of per-seed scores, mean ± std across seeds.
+
+    Parameters
+    ----------
+    results : dict
+        ``results[method][metric]`` is a list of per-seed values (e.g. accuracies in [0, 1]).
+    metrics : tuple of str
+    scale : float
+        Multiplier for display (100: percentages).
+
+    Returns
+    -------
+    fig, data
+        ``data[method][metric] = {"mean", "std", "values"}`` (scaled).
+    """
+    check_type("results", results, dict)
+    metrics = check_type("metrics", metrics, (tuple, list))
+    if not results or not metrics:
+        raise ValueError("results and metrics must be non-empty.")
+    for name, scores in results.items():
+        check_type(f"results[{name!r}]", scores, dict)
+        for metric in metrics:
+            if metric not in scores:
+                raise ValueError(f"metrics: results[{name!r}] has no {metric!r}, it has {sorted(scores)}.")
+            check_array(f"results[{name!r}][{metric!r}]", scores[metric], ndim=1)
+    scale = check_real("scale", scale, low=0, low_open=True)
+    fig, ax = figure_axes(ax, (max(5.0, 0.8 * len(results) + 2), 3.4))
+    methods = list(results)
+    width = 0.8 / len(metrics)
+    data: dict = {}
+    for j, metric in enumerate(metrics):
+        means, stds = [], []
+        for name in methods:
+            vals = scale * np.asarray(results[name][metric], dtype=float)
+            data.setdefault(name, {})[metric] = {"mean": float(vals.mean()), "std": float(vals.std()),
+                                                 "values": vals}
+            means.append(vals.mean())
+            stds.append(vals.std())
+        pos = np.arange(len(methods)) + (j - (len(metrics) - 1) / 2) * width
+        ax.bar(pos, means, width, yerr=stds, capsize=3, label=metric.replace("_", " "))
+    ax.set_xticks(np.arange(len(methods)))
+    ax.set_xticklabels(methods, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("test accuracy (%)" if scale == 100 else "test accuracy")
+    lo = min(d[m]["mean"] - d[m]["std"] for d in data.values() for m in metrics)
+    ax.set_ylim(max(0.0, lo - 10), None)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig, data

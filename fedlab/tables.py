@@ -1,4 +1,4 @@
-"""Tables and paired statistics for the notebooks: markdown tables, ``mean ± std``, paired t statistics.
+"""Tables and statistics for the notebooks: markdown tables, ``mean ± std``, paired t statistics, power-law fits.
 
 Examples
 --------
@@ -20,9 +20,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fedlab._validation import check_int, check_real
+from fedlab._validation import check_array, check_int, check_real
 
-__all__ = ["markdown_table", "show_table", "mean_pm_std", "paired_t", "paired_direction"]
+__all__ = ["markdown_table", "show_table", "mean_pm_std", "paired_t", "paired_direction", "loglog_slope"]
 
 
 def _cell(value: Any) -> str:
@@ -95,3 +95,12 @@ def paired_direction(mean: float, std: float, n: int, *, negligible: float = 0.2
         return "≈ 0"
     t = paired_t(mean, std, n)
     return "significant gain" if t > t_critical else ("significant loss" if t < -t_critical else "not significant")
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (the exponent of a power law y ∝ x^a)."""
+    x = check_array("x", x, ndim=1)
+    y = check_array("y", y, ndim=1, shape=(x.size,))
+    if x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
+        raise ValueError("loglog_slope needs at least two points with positive x and y.")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])

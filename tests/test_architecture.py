@@ -65,3 +65,17 @@ def test_every_chapter_has_a_runnable_example(chapter):
     """The test command runs the doctests (``--doctest-modules``); every chapter has at least one."""
     sources = "".join(p.read_text() for p in (ROOT / "fedlab" / chapter).rglob("*.py"))
     assert ">>> " in sources
+
+
+NOTEBOOK_CHAPTER = dict(zip([f"{i:02d}" for i in range(10)], CHAPTERS))
+
+
+@pytest.mark.parametrize("number, chapter", sorted(NOTEBOOK_CHAPTER.items()))
+def test_each_notebook_imports_the_core_and_its_own_chapter_only(number, chapter):
+    import json
+    import re
+
+    path = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+    code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+    imported = set(re.findall(r"(?:from|import)\s+fedlab\.(\w+)", code))
+    assert not imported & (set(CHAPTERS) - {chapter}) and "methods" not in imported, sorted(imported)

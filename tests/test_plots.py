@@ -6,7 +6,8 @@ import pytest
 
 from fedlab.engine import run
 from fedlab.primer.toys import QuadraticClients, QuadraticFedAvg, drift_paths
-from fedlab.plots import check_axes, figure_axes, plot_client_drift, plot_curves, plot_label_histograms
+from fedlab.plots import (check_axes, figure_axes, plot_client_drift, plot_curves, plot_label_histograms,
+                          plot_method_bars)
 
 
 def test_plot_label_histograms_returns_counts():
@@ -44,3 +45,11 @@ def test_check_axes_and_figure_axes():
     with pytest.raises(ValueError, match="figsize must be two positive sizes"):
         figure_axes(None, (0, 3))
     plt.close("all")
+
+
+def test_plot_method_bars():
+    res = {"FedAvg": {"average": [0.7, 0.72], "bottom_decile": [0.6, 0.62]},
+           "FedEM": {"average": [0.85, 0.83], "bottom_decile": [0.75, 0.73]}}
+    fig, data = plot_method_bars(res)
+    assert data["FedEM"]["average"]["mean"] == pytest.approx(84.0)
+    assert data["FedAvg"]["bottom_decile"]["std"] == pytest.approx(1.0)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fedlab.tables import markdown_table, mean_pm_std, paired_direction, paired_t, show_table
+from fedlab.tables import loglog_slope, markdown_table, mean_pm_std, paired_direction, paired_t, show_table
 
 
 def test_markdown_table_escapes_pipes_and_checks_row_lengths():
@@ -48,3 +48,10 @@ def test_bad_inputs_name_the_argument():
         paired_t(1.0, 1.0, 0)
     with pytest.raises(ValueError, match="negligible"):
         paired_direction(1.0, 1.0, 3, negligible=-1)
+
+
+def test_loglog_slope():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    assert loglog_slope(x, 3 * x ** -1.5) == pytest.approx(-1.5)
+    with pytest.raises(ValueError, match="positive"):
+        loglog_slope([1, 2], [1, -1])

@@ -9,8 +9,7 @@ chapter, so it lists them all.
 Examples
 --------
 >>> from fedlab.algorithms import METHODS
->>> from fedlab._validation import check_type
-from fedlab.engine import LocalSGD
+>>> from fedlab.engine import LocalSGD
 >>> from fedlab.models import LinearModel
 >>> METHODS["fedprox"].label
 'FedProx'

@@ -8,7 +8,7 @@ from fedlab.engine import History
 from fedlab.gmm import GMMState, responsibilities
 from fedlab.plots import check_axes, figure_axes
 
-__all__ = ["plot_gmm_em", "plot_method_bars", "plot_effect_of_m", "plot_simplex", "simplex_coordinates"]
+__all__ = ["plot_gmm_em", "plot_effect_of_m", "plot_simplex", "simplex_coordinates"]
 
 
 def plot_gmm_em(x, states, history, iteration: int, *, axes=None):
@@ -73,60 +73,6 @@ def plot_gmm_em(x, states, history, iteration: int, *, axes=None):
     fig.tight_layout()
     return fig, {"means": means, "weights": w, "variances": var, "assignment": assign,
                  "log_likelihood": ll, "iteration": it}
-
-
-def plot_method_bars(results: dict, *, metrics=("average", "bottom_decile"), ax=None, title: str | None = None,
-                     scale: float = 100.0):
-    """Grouped bars of per-seed scores, mean ± std across seeds.
-
-    Parameters
-    ----------
-    results : dict
-        ``results[method][metric]`` is a list of per-seed values (e.g. accuracies in [0, 1]).
-    metrics : tuple of str
-    scale : float
-        Multiplier for display (100: percentages).
-
-    Returns
-    -------
-    fig, data
-        ``data[method][metric] = {"mean", "std", "values"}`` (scaled).
-    """
-    check_type("results", results, dict)
-    metrics = check_type("metrics", metrics, (tuple, list))
-    if not results or not metrics:
-        raise ValueError("results and metrics must be non-empty.")
-    for name, scores in results.items():
-        check_type(f"results[{name!r}]", scores, dict)
-        for metric in metrics:
-            if metric not in scores:
-                raise ValueError(f"metrics: results[{name!r}] has no {metric!r}, it has {sorted(scores)}.")
-            check_array(f"results[{name!r}][{metric!r}]", scores[metric], ndim=1)
-    scale = check_real("scale", scale, low=0, low_open=True)
-    fig, ax = figure_axes(ax, (max(5.0, 0.8 * len(results) + 2), 3.4))
-    methods = list(results)
-    width = 0.8 / len(metrics)
-    data: dict = {}
-    for j, metric in enumerate(metrics):
-        means, stds = [], []
-        for name in methods:
-            vals = scale * np.asarray(results[name][metric], dtype=float)
-            data.setdefault(name, {})[metric] = {"mean": float(vals.mean()), "std": float(vals.std()),
-                                                 "values": vals}
-            means.append(vals.mean())
-            stds.append(vals.std())
-        pos = np.arange(len(methods)) + (j - (len(metrics) - 1) / 2) * width
-        ax.bar(pos, means, width, yerr=stds, capsize=3, label=metric.replace("_", " "))
-    ax.set_xticks(np.arange(len(methods)))
-    ax.set_xticklabels(methods, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("test accuracy (%)" if scale == 100 else "test accuracy")
-    lo = min(d[m]["mean"] - d[m]["std"] for d in data.values() for m in metrics)
-    ax.set_ylim(max(0.0, lo - 10), None)
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig, data
 
 
 def plot_effect_of_m(m_values, average, bottom_decile, *, highlight: int | None = None, ax=None, scale: float = 100.0):

@@ -18,7 +18,7 @@ from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch
 from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
                                    two_state_streams)
 
-__all__ = ["markov_experiment", "markov_problems", "loglog_slope", "explicit_bounds"]
+__all__ = ["markov_experiment", "markov_problems", "explicit_bounds"]
 
 
 def markov_problems(seed: int, n_clients: int, n_replicas: int, *, dim: int = 10, reg_lambda: float = 0.01,
@@ -107,15 +107,6 @@ def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int =
         out["average"][alg] = {key: averages[i].tolist() for i, key in enumerate(keys)}
         out["final"][alg] = {key: g[i, :, -1].tolist() for i, key in enumerate(keys)}
     return out
-
-
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (the exponent of a power law y ∝ x^a)."""
-    x = check_array("x", x, ndim=1)
-    y = check_array("y", y, ndim=1, shape=(x.size,))
-    if x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("loglog_slope needs at least two points with positive x and y.")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def explicit_bounds(constants: dict, *, n_clients: int, n_local: int, n_rounds: int, mixing_time: float,

@@ -9,8 +9,7 @@ import pytest
 
 from fedlab.data import make_gaussian_mixture
 from fedlab.gmm import federated_gmm_em
-from fedlab.fedem.plots import (plot_effect_of_m, plot_gmm_em, plot_method_bars, plot_simplex,
-                                simplex_coordinates)
+from fedlab.fedem.plots import plot_effect_of_m, plot_gmm_em, plot_simplex, simplex_coordinates
 
 
 def teardown_function():
@@ -35,12 +34,6 @@ def test_plot_gmm_em():
         plot_gmm_em(s.x, states[:3], history, 0)
 
 
-def test_plot_method_bars():
-    res = {"FedAvg": {"average": [0.7, 0.72], "bottom_decile": [0.6, 0.62]},
-           "FedEM": {"average": [0.85, 0.83], "bottom_decile": [0.75, 0.73]}}
-    fig, data = plot_method_bars(res)
-    assert data["FedEM"]["average"]["mean"] == pytest.approx(84.0)
-    assert data["FedAvg"]["bottom_decile"]["std"] == pytest.approx(1.0)
 
 
 def test_plot_effect_of_m():

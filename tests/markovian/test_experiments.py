@@ -5,7 +5,8 @@ import pytest
 from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound
 from fedlab.markovian.data import make_markov_regression
 from fedlab.experiments import grid, sweep
-from fedlab.markovian.experiments import explicit_bounds, loglog_slope, markov_experiment, markov_problems
+from fedlab.markovian.experiments import explicit_bounds, markov_experiment, markov_problems
+from fedlab.tables import loglog_slope
 
 FLOOR = dict(start="stationary", init="optimum", n_replicas=2, seed=0)
 
@@ -67,11 +68,6 @@ def test_d9_more_clients_lower_the_gradient_norm_at_fixed_t():
         assert last[100][alg] < last[10][alg], alg
 
 
-def test_loglog_slope():
-    x = np.array([1.0, 2.0, 4.0, 8.0])
-    assert loglog_slope(x, 3 * x ** -1.5) == pytest.approx(-1.5)
-    with pytest.raises(ValueError, match="positive"):
-        loglog_slope([1, 2], [1, -1])
 
 
 def test_explicit_bounds_use_the_problem_constants():

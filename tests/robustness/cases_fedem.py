@@ -113,7 +113,7 @@ CASES = [
                                     "history": Obj(fresh(lambda: gmm_run()[2]), extra=(w.history(),),
                                                    also=("states",)),
                                     "iteration": Int(1, low=0, high=2), "axes": Kind(None, extra=(BAD_TEXT, 3))}),
-    Case(f"{M}.plots.plot_method_bars", {"results": Obj({"fedem": {"average": [0.8, 0.9], "bottom_decile": [0.5, 0.6]}},
+    Case("fedlab.plots.plot_method_bars", {"results": Obj({"fedem": {"average": [0.8, 0.9], "bottom_decile": [0.5, 0.6]}},
                                                         extra=({}, {"fedem": {"average": [NAN]}},
                                                                {"fedem": [0.5]})),
                                          "metrics": Kind(("average",), extra=((BAD_TEXT,), ())), "ax": AX,

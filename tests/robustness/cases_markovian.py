@@ -197,7 +197,7 @@ CASES = [
     Case(f"{M}.experiments.markov_problems", {"seed": Int(0, low=0), "n_clients": Int(2, low=1),
                                               "n_replicas": Int(1, low=1), "dim": Int(3, low=1),
                                               "reg_lambda": Real(0.01, low=0), "optima": Choice("per_client")}),
-    Case(f"{M}.experiments.loglog_slope", {"x": Arr((1.0, 2.0, 4.0), positive=True, ndim=1, also=("y",)),
+    Case("fedlab.tables.loglog_slope", {"x": Arr((1.0, 2.0, 4.0), positive=True, ndim=1, also=("y",)),
                                            "y": Arr((1.0, 4.0, 16.0), positive=True, link=True, also=("x",))}),
     Case(f"{M}.experiments.explicit_bounds", {
         "constants": Obj(CONSTANTS, extra=({}, [1], {**CONSTANTS, "sigma2": NAN}, {**CONSTANTS, "smooth_L": 0.0})),
