@@ -1,17 +1,23 @@
 """FedAvg rounds per second: batched engine vs the engine's loop vs a reference-style per-client loop.
 
 Prints rounds/s and the ratios measured in this one run (absolute speeds vary between machines and
-with load; ratios are what to compare). Usage: ``python benchmarks/engine.py [--seconds 3]``.
+with load; ratios are what to compare). Usage: ``python benchmarks/engine.py [--seconds 3] [--device cuda]``
+(``--device cuda`` on a machine without a CUDA device says so and exits with status 1).
 
 Workloads (100 clients, E = 5 local steps, batch 32, one torch thread):
 - logistic regression on LEAF Synthetic(1, 1), d = 60, 10 classes, 200 samples per client;
-- an MLP 64-200-200-10 and a small CNN on scikit-learn's digits split iid over the clients.
+- an MLP 64-200-200-10 and a small CNN on scikit-learn's digits split iid over the clients;
+- paper scale: the FEMNIST CNN (28x28, 62 classes, 2.3 M parameters) and the CIFAR CNN (32x32x3, 10 classes,
+  0.9 M parameters) on 200 random images per client: the real data sets' shapes (speed does not depend on
+  the pixel values, and nothing needs to be downloaded).
 The reference loop is written the way the thesis repositories do it: a fresh ``nn.Module``, optimizer
 and shuffled ``DataLoader`` per client per round, then a state-dict average.
 """
 from __future__ import annotations
 
 import argparse
+import copy
+import sys
 import time
 
 import numpy as np
@@ -23,8 +29,8 @@ from torch.utils.data import DataLoader, TensorDataset
 import fedlab  # noqa: F401  (sets one torch thread)
 from fedlab.algorithms import FedAvg
 from fedlab.data import load_digits_arrays, make_leaf_synthetic, partition_iid
-from fedlab.engine import FederatedDataset, LocalSGD
-from fedlab.models import MLP, LinearModel, SmallCNN
+from fedlab.engine import FederatedDataset, LocalSGD, resolve_device
+from fedlab.models import MLP, LinearModel, ModuleModel, SmallCNN, cifar_cnn, femnist_cnn
 
 N_CLIENTS, LOCAL_STEPS, BATCH, LR = 100, 5, 32, 0.05
 
@@ -41,8 +47,18 @@ def _digits(images: bool) -> FederatedDataset:
                                                test_fraction=0.0, n_classes=10)
 
 
+def _images(shape: tuple[int, ...], n_classes: int) -> FederatedDataset:
+    """200 random images of ``shape`` per client (a real data set's shapes, for timing only)."""
+    rng = np.random.default_rng(0)
+    xs = [rng.random((200, *shape), dtype=np.float32) for _ in range(N_CLIENTS)]
+    ys = [rng.integers(0, n_classes, 200) for _ in range(N_CLIENTS)]
+    return FederatedDataset.from_client_arrays(xs, ys, test_fraction=0.0, n_classes=n_classes)
+
+
 def _as_module(model) -> nn.Module:
     """The same architecture as an ordinary nn.Module, for the reference loop."""
+    if isinstance(model, ModuleModel):
+        return copy.deepcopy(model._module)
     if isinstance(model, LinearModel):
         return nn.Linear(model.in_features, model.out_features)
     if isinstance(model, MLP):
@@ -60,11 +76,12 @@ def _as_module(model) -> nn.Module:
 class ReferenceLoop:
     """Per-client objects re-created every round, as in the reference repositories."""
 
-    def __init__(self, model, data: FederatedDataset) -> None:
-        self.factory = lambda: _as_module(model)
+    def __init__(self, model, data: FederatedDataset, device: torch.device) -> None:
+        self.factory = lambda: _as_module(model).to(device)
+        self.device = device
         self.clients = [data.train.client(k)[:2] for k in range(data.n_clients)]
         self.sizes = np.array([len(c[1]) for c in self.clients], dtype=float)
-        self.state = self.factory().state_dict()
+        self.state = self.factory().state_dict()  # the data stay on the device, as the engine's do
 
     def round(self) -> None:
         states = []
@@ -98,32 +115,51 @@ def _engine_round(model, data, backend):
     return step
 
 
-def rounds_per_second(step, seconds: float) -> float:
+def rounds_per_second(step, seconds: float, device: torch.device) -> float:
     step()  # warm-up (and the auto backend's one-off calibration)
+    _sync(device)
     count, start = 0, time.perf_counter()
     while count < 3 or time.perf_counter() - start < seconds:
         step()
         count += 1
+    _sync(device)
     return count / (time.perf_counter() - start)
 
 
-def main() -> None:
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time budget per measurement")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1...")
     args = parser.parse_args()
+    try:
+        device = resolve_device(args.device)
+    except ValueError as err:
+        print(f"benchmarks/engine.py: {str(err).rstrip('.')}: nothing to measure on it here.", file=sys.stderr)
+        return 1
     workloads = {"logistic (Synthetic(1,1))": (LinearModel(60, 10), _synthetic()),
                  "MLP 64-200-200-10 (digits)": (MLP(64, (200, 200), 10), _digits(False)),
-                 "small CNN (digits)": (SmallCNN(1, 8, 10), _digits(True))}
-    print(f"FedAvg, {N_CLIENTS} clients, E={LOCAL_STEPS}, batch {BATCH}, torch threads={torch.get_num_threads()}")
+                 "small CNN (digits)": (SmallCNN(1, 8, 10), _digits(True)),
+                 "FEMNIST CNN (paper scale)": (femnist_cnn(), _images((1, 28, 28), 62)),
+                 "CIFAR CNN (paper scale)": (cifar_cnn(), _images((3, 32, 32), 10))}
+    print(f"FedAvg, {N_CLIENTS} clients, E={LOCAL_STEPS}, batch {BATCH}, device {device}"
+          + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else "")
+          + f", torch threads={torch.get_num_threads()}")
     header = f"{'workload':<28}{'batched':>9}{'loop':>9}{'auto':>9}{'ref':>9}{'bat/ref':>9}{'bat/loop':>9}{'auto/loop':>10}"
     print(header + "\n" + "-" * len(header))
     for name, (model, data) in workloads.items():
-        r = {b: rounds_per_second(_engine_round(model, data, b), args.seconds) for b in ("batched", "loop", "auto")}
-        r["ref"] = rounds_per_second(ReferenceLoop(model, data).round, args.seconds)
+        data = data.to(device)
+        r = {b: rounds_per_second(_engine_round(model, data, b), args.seconds, device) for b in ("batched", "loop", "auto")}
+        r["ref"] = rounds_per_second(ReferenceLoop(model, data, device).round, args.seconds, device)
         print(f"{name:<28}{r['batched']:9.2f}{r['loop']:9.2f}{r['auto']:9.2f}{r['ref']:9.2f}"
               f"{r['batched'] / r['ref']:9.1f}{r['batched'] / r['loop']:9.1f}{r['auto'] / r['loop']:10.2f}")
     print("(rounds/s; ratios from this run)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,9 +1,11 @@
-"""Command line: ``python -m fedlab run`` executes the workbook and builds the report."""
+"""Command line: ``python -m fedlab run`` executes the workbook and builds the report; ``python -m fedlab data
+fetch NAME...`` downloads the real data sets once and ``data list`` shows what is present."""
 from __future__ import annotations
 
 import argparse
 import sys
 
+from fedlab.data.fetch import DATASETS, DownloadError, dataset_status, fetch
 from fedlab.workbook import MODES, find_notebooks, run_workbook
 
 
@@ -30,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute every notebook headlessly and build the report (build/index.html)")
     run.add_argument("--mode", choices=MODES, default="smoke",
-                     help="smoke: fast default sizes; full: paper scale (see each notebook for its time)")
+                     help="smoke: fast default sizes; full: paper scale, offline (see each notebook for its time); "
+                          "paper: the notebooks with a paper mode, on the real data sets (python -m fedlab data fetch)")
     run.add_argument("--only", metavar="NAME", help="run only the notebooks whose name contains NAME")
     run.add_argument("--jobs", type=_positive_int, default=None, help="notebooks executed in parallel (default: cores)")
     run.add_argument("--timeout", type=_positive_int, default=900, help="per-cell timeout in seconds")
@@ -38,23 +41,54 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--update-summaries", action="store_true",
                      help="store each notebook's summary output in the notebook (what the tests compare); smoke mode")
     sub.add_parser("list", help="list the notebooks in reading order")
+    data = sub.add_parser("data", help="the real data sets of paper mode: fetch them once, list what is present")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    get = data_sub.add_parser("fetch", help="download data sets into $FEDLAB_DATA (resumable, checksums verified)")
+    get.add_argument("names", nargs="+", metavar="NAME", help=f"one or more of: {', '.join(DATASETS)} (or all)")
+    get.add_argument("--quiet", action="store_true", help="no progress bars")
+    data_sub.add_parser("list", help="each data set: present or absent, its size on disk and its folder")
     args = parser.parse_args(argv)
     if args.command == "list":
         for path in find_notebooks():
             print(path.stem)
         return 0
+    if args.command == "data":
+        return _data(args, get)
     try:
-        find_notebooks(only=args.only)
+        find_notebooks(only=args.only, paper=args.mode == "paper")
     except ValueError as err:
         run.error(f"argument --only: {err}")
     if args.update_summaries and args.mode != "smoke":
         run.error("argument --update-summaries: stores the smoke mode's summaries; drop --mode or use --mode smoke")
     results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout,
                            update_summaries=args.update_summaries)
-    failed = [r for r in results if r.status != "ok"]
+    failed = [r for r in results if r.status == "failed"]
+    for r in results:
+        if r.status == "data absent":
+            print(f"DATA ABSENT {r.name}: {r.error}")
     for r in failed:
         print(f"FAILED {r.name}: {r.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _data(args, get: _Parser) -> int:
+    """``data list`` and ``data fetch``: a failed download is reported in one line (exit status 1)."""
+    if args.data_command == "list":
+        for row in dataset_status():
+            size = f"{row['bytes'] / 1e6:,.1f} MB"
+            print(f"{row['name']:<12} {row['status']:<17} {size:>11}  {row['folder']}\n"
+                  f"{'':<12} {row['description']}; clients: {row['clients']}")
+        return 0
+    names = list(DATASETS) if args.names == ["all"] else args.names
+    unknown = [n for n in names if n not in DATASETS]
+    if unknown:
+        get.error(f"argument NAME: unknown data set(s) {', '.join(unknown)}; choose from {', '.join(DATASETS)} or all")
+    try:
+        fetch(names, progress=not args.quiet)
+    except DownloadError as err:
+        print(f"fedlab data fetch: {err}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

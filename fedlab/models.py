@@ -17,8 +17,7 @@ from torch import Tensor, nn
 
 from fedlab._validation import check_bool, check_choice, check_int, check_type
 
-__all__ = ["Params", "LOSSES", "Model", "LinearModel", "MLP", "SmallCNN", "ModuleModel", "init_stacked",
-           "check_model", "check_params", "check_param_dict"]
+__all__ = ["Params", "LOSSES", "Model", "LinearModel", "MLP", "SmallCNN", "ModuleModel", "femnist_cnn", "cifar_cnn", "char_lstm", "init_stacked", "check_model", "check_params", "check_param_dict"]
 
 Params = dict[str, Tensor]
 
@@ -106,7 +105,7 @@ class Model:
 
 
 def _uniform(shape: tuple[int, ...], bound: float, generator: torch.Generator) -> Tensor:
-    return (torch.rand(shape, generator=generator) * 2 - 1) * bound
+    return (torch.rand(shape, generator=generator, device=generator.device) * 2 - 1) * bound
 
 
 def _linear_init(fan_in: int, fan_out: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
@@ -163,7 +162,7 @@ class LinearModel(Model):
         """
         x = x.flatten(2)
         logits = torch.baddbmm(params["bias"].unsqueeze(2), params["weight"], x.transpose(1, 2))
-        scale = torch.full(y.shape, 1.0 / y.shape[1]) if weight is None else weight / y.shape[1]
+        scale = torch.full(y.shape, 1.0 / y.shape[1], device=x.device) if weight is None else weight / y.shape[1]
         if self.loss_name == "cross_entropy":
             log_p = torch.log_softmax(logits, dim=1)
             losses = -log_p.gather(1, y.unsqueeze(1)).squeeze(1)
@@ -306,6 +305,71 @@ class ModuleModel(Model):
 
     def forward(self, params: Params, x: Tensor) -> Tensor:
         return torch.func.functional_call(self._module, params, (x,))
+
+
+class PaperCNN(nn.Module):
+    """The papers' CNN: two 5x5 convolutions (with 2x2 max-pooling), a hidden dense layer and a linear head.
+
+    ``PaperCNN(1, 28, (32, 64), 2048, 62)`` is the FEMNIST model of the FedEM and kNN-Per code;
+    ``PaperCNN(3, 32, (32, 64), 512, 10)`` the CIFAR-10 CNN of McMahan et al. (2017).
+    """
+
+    def __init__(self, in_channels: int, image_size: int, channels: tuple[int, int], hidden: int,
+                 n_classes: int) -> None:
+        super().__init__()
+        c1, c2 = channels
+        side = ((image_size - 4) // 2 - 4) // 2
+        self.conv1, self.conv2 = nn.Conv2d(in_channels, c1, 5), nn.Conv2d(c1, c2, 5)
+        self.fc, self.head = nn.Linear(c2 * side * side, hidden), nn.Linear(hidden, n_classes)
+        self.in_channels, self.image_size = in_channels, image_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = x.reshape(-1, self.in_channels, self.image_size, self.image_size)
+        h = F.max_pool2d(torch.relu(self.conv1(x)), 2)
+        h = F.max_pool2d(torch.relu(self.conv2(h)), 2)
+        return self.head(torch.relu(self.fc(h.flatten(1))))
+
+
+class CharLSTM(nn.Module):
+    """The Shakespeare model of the FedEM code: an 8-dimensional character embedding, a 2-layer LSTM of 256 units
+    and a linear head; it predicts the character after a window (character indices stored as floats)."""
+
+    def __init__(self, vocabulary: int = 100, embed: int = 8, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocabulary, embed)
+        self.lstm = nn.LSTM(embed, hidden, layers, batch_first=True)
+        self.head = nn.Linear(hidden, vocabulary)
+
+    def forward(self, x: Tensor) -> Tensor:
+        out, _ = self.lstm(self.embed(x.long()))
+        return self.head(out[:, -1])
+
+
+class _RowLoopModel(ModuleModel):
+    """A module that ``torch.func.vmap`` cannot batch (an LSTM): stacked rows run one after another."""
+
+    def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
+        return torch.stack([self.forward({k: v[r] for k, v in params.items()}, x[r]) for r in range(x.shape[0])])
+
+
+def femnist_cnn(n_classes: int = 62) -> ModuleModel:
+    """FEMNIST's CNN (thesis §3.5.6, FedEM code): 28x28 grey images, conv 32 and 64, dense 2048."""
+    n_classes = check_int("n_classes", n_classes, low=2)
+    return ModuleModel(lambda: PaperCNN(1, 28, (32, 64), 2048, n_classes))
+
+
+def cifar_cnn(n_classes: int = 10) -> ModuleModel:
+    """The CIFAR CNN of McMahan et al. (2017): 32x32 colour images, conv 32 and 64, dense 512 (the thesis uses
+    an ImageNet-pretrained MobileNet-v2 for CIFAR, which needs downloaded weights; this is its from-scratch
+    stand-in)."""
+    n_classes = check_int("n_classes", n_classes, low=2)
+    return ModuleModel(lambda: PaperCNN(3, 32, (32, 64), 512, n_classes))
+
+
+def char_lstm(vocabulary: int = 100) -> ModuleModel:
+    """Shakespeare's next-character LSTM (:class:`CharLSTM`), stacked rows run in a loop (no vmap for LSTMs)."""
+    vocabulary = check_int("vocabulary", vocabulary, low=2)
+    return _RowLoopModel(lambda: CharLSTM(vocabulary))
 
 
 def check_model(model, name: str = "model") -> Model:

@@ -9,6 +9,11 @@ build folder, stores each notebook's claims next to it (``<notebook>.claims.json
 counted by verdict, then one table of every claim) and every executed notebook gets a page, its maths rendered by
 a MathJax copied into the site and its exercise solutions collapsed. myst-nb only renders: nothing runs twice.
 
+Modes: ``smoke`` (default, fast), ``full`` (paper scale, offline) and ``paper`` (the real data sets): paper mode
+runs only the notebooks that name their data sets in their metadata (:data:`PAPER_DATA_KEY`); a notebook whose
+data are absent stops at once (:class:`fedlab.paper.DataAbsent`) and is reported as *data absent* with the fetch
+command, its real-data claims counted as *not run*.
+
 The key figure of a chapter is the first figure of a cell tagged ``key-figure``, else the notebook's last figure.
 A solution is a cell whose metadata has ``{"jupyter": {"source_hidden": true}}`` or the tag ``solution``.
 """
@@ -37,7 +42,9 @@ __all__ = ["NotebookResult", "find_notebooks", "headline_numbers", "store_summar
            "run_workbook"]
 
 SUMMARY_MARK = "# NBVAL_CHECK_OUTPUT"
-MODES = ("smoke", "full")
+MODES = ("smoke", "full", "paper")
+PAPER_DATA_KEY = ("fedlab", "paper_data")    # notebook metadata: the data sets of a notebook's paper mode
+STATUSES = ("ok", "data absent", "failed")
 KEY_FIGURE_TAG = "key-figure"
 SOLUTION_TAG = "solution"
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +63,7 @@ class NotebookResult:
     name: str
     title: str
     summary: str
-    status: str                      # "ok" or "failed"
+    status: str                      # one of STATUSES
     seconds: float
     headline: dict[str, str] = field(default_factory=dict)
     error: str = ""                  # failing cell and exception, when failed
@@ -74,14 +81,26 @@ class NotebookResult:
         return {**out, "claims": [c.to_dict() for c in self.claims], "tally": self.tally}
 
 
-def find_notebooks(folder: str | os.PathLike = ROOT / "notebooks", only: str | None = None) -> list[Path]:
-    """Notebooks ``NN_name.ipynb`` in reading order; ``only`` keeps those whose name contains it."""
+def find_notebooks(folder: str | os.PathLike = ROOT / "notebooks", only: str | None = None, *,
+                   paper: bool = False) -> list[Path]:
+    """Notebooks ``NN_name.ipynb`` in reading order; ``only`` keeps those whose name contains it, ``paper`` those
+    with a paper mode (:func:`paper_data`)."""
     paths = sorted(p for p in Path(folder).glob("[0-9][0-9]_*.ipynb"))
     if only is not None:
         paths = [p for p in paths if only in p.stem]
         if not paths:
             raise ValueError(f"only={only!r} matches no notebook in {folder}.")
+    if paper:
+        paths = [p for p in paths if paper_data(p)]
+        if not paths:
+            raise ValueError(f"no notebook{'' if only is None else f' matching {only!r}'} has a paper mode.")
     return paths
+
+
+def paper_data(path: Path) -> list[str]:
+    """The data sets a notebook's paper mode uses (its metadata ``fedlab.paper_data``; empty: no paper mode)."""
+    meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {})
+    return list(meta.get(PAPER_DATA_KEY[0], {}).get(PAPER_DATA_KEY[1], []))
 
 
 def _title_and_summary(nb) -> tuple[str, str]:
@@ -197,14 +216,33 @@ def page_notebook(nb):
     return nb
 
 
-def _failing_cell(nb) -> str | None:
-    """``In [n] ('first line'): Error: message`` for the first cell with an error output."""
+def _error_output(nb) -> tuple[object, dict] | None:
+    """The first cell with an error output, and that output."""
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
-                return f"In [{cell.get('execution_count')}] ({first[:60]!r}): {out['ename']}: {out['evalue']}"
+                return cell, out
     return None
+
+
+def _failing_cell(nb) -> str | None:
+    """``In [n] ('first line'): Error: message`` for the first cell with an error output."""
+    found = _error_output(nb)
+    if found is None:
+        return None
+    cell, out = found
+    first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+    return f"In [{cell.get('execution_count')}] ({first[:60]!r}): {out['ename']}: {out['evalue']}"
+
+
+def _status(nb, error: str) -> tuple[str, str]:
+    """``("ok", "")``, ``("data absent", the fetch command)`` or ``("failed", the failing cell)``."""
+    if not error:
+        return "ok", ""
+    found = _error_output(nb)
+    if found is not None and found[1].get("ename") == "DataAbsent":
+        return "data absent", found[1].get("evalue", "")
+    return "failed", _failing_cell(nb) or error
 
 
 def _papermill(path: Path, out_path: Path, mode: str, timeout: int) -> str:
@@ -241,15 +279,13 @@ def execute_notebook(path: Path, out_dir: Path, *, mode: str = "smoke", timeout:
     error = _papermill(path, out_path, mode, timeout)
     seconds = time.perf_counter() - start
     nb = nbformat.read(out_path if out_path.exists() else path, as_version=4)
-    if error:
-        error = _failing_cell(nb) or error
+    status, error = _status(nb, error)
     try:
         claims = notebook_claims(nb)
     except ValueError as err:
-        claims, error = [], error or str(err)
+        claims, status, error = [], "failed", error or str(err)
     title, summary = _title_and_summary(nb)
-    result = NotebookResult(path.stem, title, summary, "failed" if error else "ok", seconds, headline_numbers(nb),
-                            error, claims=claims)
+    result = NotebookResult(path.stem, title, summary, status, seconds, headline_numbers(nb), error, claims=claims)
     if out_path.exists():
         save_claims(claims, out_dir / f"{path.stem}.claims.json")
         result.html = f"{path.stem}.html"
@@ -289,7 +325,8 @@ def _chapter_row(r: NotebookResult, thumbnail: str | None) -> list[str]:
     title = _inline(r.title or r.name)
     figure = _page(r, f"![Key figure of {title}]({thumbnail}){{.thumbnail}}") if thumbnail else ""
     chapter = _page(r, title) + (f" [{_inline(r.summary)}]{{.summary}}" if r.summary else "")
-    status = "[ok]{.status .ok}" if r.status == "ok" else f"[failed]{{.status .failed}} {_code(r.error)}{{.error}}"
+    status = "[ok]{.status .ok}" if r.status == "ok" else \
+        f"[{r.status}]{{.status .{r.status.replace(' ', '-')}}} {_code(r.error)}{{.error}}"
     return [figure, chapter, status, f"{r.seconds:.1f}\u00a0s", *map(str, r.tally.values())]
 
 
@@ -314,9 +351,8 @@ def scoreboard_markdown(results: list[NotebookResult], mode: str, thumbnails: di
     check_choice("mode", mode, MODES)
     thumbnails = thumbnails or {}
     claims = [c for r in results for c in r.claims]
-    failed = sum(r.status != "ok" for r in results)
     chapters = [_chapter_row(r, thumbnails.get(r.name)) for r in results]
-    chapters.append(["", "**All chapters**", f"{len(results) - failed} ok, {failed} failed",
+    chapters.append(["", "**All chapters**", _status_counts(results),
                      f"{sum(r.seconds for r in results):.1f}\u00a0s", *map(str, tally(claims).values())])
     claim_rows = [row for r in results for row in _claim_rows(r)]
     verdicts = " · ".join(_verdict(v, f"{n} {v}") for v, n in tally(claims).items())
@@ -329,17 +365,26 @@ def scoreboard_markdown(results: list[NotebookResult], mode: str, thumbnails: di
         pages="\n".join(r.name for r in results if r.html))
 
 
+def _status_counts(results: list[NotebookResult]) -> str:
+    """``"7 ok, 1 failed"``, with ``data absent`` when some notebook's real data were absent."""
+    counts = {s: sum(r.status == s for r in results) for s in STATUSES}
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "data absent")
+
+
 def scoreboard_lines(results: list[NotebookResult]) -> list[str]:
     """The scoreboard as text: per chapter its status, run time and claims by verdict; then the totals."""
     def line(name, status, seconds, counts):
-        return (f"  {name:<28} {status:<9} {seconds:7.1f} s  "
+        return (f"  {name:<28} {status:<11} {seconds:7.1f} s  "
                 + "  ".join(f"{counts[v]:>{len(v)}}" for v in VERDICTS))
 
-    failed = sum(r.status != "ok" for r in results)
-    return ([f"  {'chapter':<28} {'status':<9} {'run time':>9}  " + "  ".join(VERDICTS)]
+    failed = sum(r.status == "failed" for r in results)
+    absent = sum(r.status == "data absent" for r in results)
+    return ([f"  {'chapter':<28} {'status':<11} {'run time':>9}  " + "  ".join(VERDICTS)]
             + [line(r.name, r.status, r.seconds, r.tally) for r in results]
             + [line(f"all {len(results)} chapters", f"{failed} failed", sum(r.seconds for r in results),
-                    tally(c for r in results for c in r.claims))])
+                    tally(c for r in results for c in r.claims))]
+            + ([f"  {absent} chapter(s) stopped for absent data: fetch them with the commands above."]
+               if absent else []))
 
 
 def _stage(results: list[NotebookResult], build: Path, source: Path) -> dict[str, str]:
@@ -415,13 +460,13 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
         raise ValueError(f"update_summaries stores the default (smoke) mode's summaries; got mode={mode!r}.")
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
-    paths = [p.resolve() for p in find_notebooks(notebooks, only)]
+    paths = [p.resolve() for p in find_notebooks(notebooks, only, paper=mode == "paper")]
     # absolute paths: papermill changes the working directory while a notebook runs, and notebooks run in threads
     build = Path(build).resolve()
     build.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
-    if mode == "full":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
+    if mode != "smoke":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
         os.environ.setdefault("FEDLAB_RESULTS", str(ROOT / "results"))
 
     def one(path: Path) -> NotebookResult:

@@ -47,13 +47,15 @@ CLAIMS = {
 }
 
 
-def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool = False) -> Path:
+def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool = False,
+                  paper_data: tuple = ()) -> Path:
     """A small chapter notebook ``folder/name.ipynb`` shaped like the workbook's.
 
     Title and summary, the ``parameters`` cell, maths (inline, display with ``\\tag``), two figures (the first in a
     cell tagged ``key-figure``), a claims table (one claim per entry of ``verdicts``), an exercise with a markdown
     solution (``source_hidden``) and a code solution (tag ``solution``), the ``# NBVAL_CHECK_OUTPUT`` summary. With
-    ``fail``, a cell after the claims raises ``ZeroDivisionError``.
+    ``fail``, a cell after the claims raises ``ZeroDivisionError``. With ``paper_data``, the chapter has a paper
+    mode on those data sets: the cell after the parameters calls :func:`fedlab.paper.start_paper_mode`.
     """
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -63,6 +65,9 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
         new_markdown_cell(f"# {name[:2]} · Chapter {name[3:].capitalize()}: a test\n\nA *generated* chapter with "
                           "`code`. More text."),
         new_code_cell('MODE = "smoke"\nSEED = 0\nINTERACTIVE = True', metadata={"tags": ["parameters"]}),
+        *([new_code_cell(f"from fedlab.claims import Claim\nfrom fedlab.paper import start_paper_mode\n\n"
+                         f"if MODE == 'paper':\n    start_paper_mode({list(paper_data)!r}, "
+                         f"[Claim(**c) for c in {claims!r}])")] if paper_data else []),
         new_markdown_cell("The mean $\\bar\\kappa^2 = \\sum_k \\pi_k \\kappa_k^2$ and the bound\n\n"
                           "$$\n\\epsilon_{opt} \\le \\frac{1}{\\sqrt{T}} \\tag{2.27}\n$$"),
         new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('key')\nplt.show()",
@@ -77,5 +82,6 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
         new_code_cell('# NBVAL_CHECK_OUTPUT\nprint(f"mode: {MODE}")\nprint("answer: 42")'),
     ]
     path = Path(folder) / f"{name}.ipynb"
-    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC}), path)
+    metadata = {"kernelspec": KERNELSPEC, **({"fedlab": {"paper_data": list(paper_data)}} if paper_data else {})}
+    nbformat.write(new_notebook(cells=cells, metadata=metadata), path)
     return path

@@ -108,7 +108,7 @@ def test_scoreboard_markdown_counts_readable_rows_and_a_failing_chapter():
     assert "```{toctree}\n:hidden:\n:caption: Chapters\n\n00_good\n01_bad\n```" in text and "$" not in text
     assert "No chapter has shown claims yet" in scoreboard_markdown([_result("00_a")], "full")
     with pytest.raises(ValueError, match="mode"):
-        scoreboard_markdown([good], "paper")
+        scoreboard_markdown([good], "draft")
 
 
 def test_scoreboard_lines_total_per_chapter_and_overall():
@@ -192,7 +192,7 @@ def test_relative_build_folder_with_parallel_notebooks(tmp_path, monkeypatch):
     assert all((tmp_path / "build" / f"0{i}_nb.html").exists() for i in range(4))
 
 
-@pytest.mark.parametrize("kw, match", [({"mode": "paper"}, "mode"), ({"jobs": 0}, "jobs"), ({"timeout": 0}, "timeout"),
+@pytest.mark.parametrize("kw, match", [({"mode": "draft"}, "mode"), ({"mode": "paper"}, "no notebook has a paper mode"), ({"jobs": 0}, "jobs"), ({"timeout": 0}, "timeout"),
                                        ({"only": "zzz"}, "only")])
 def test_bad_arguments_fail_before_creating_anything(tmp_path, kw, match):
     write_chapter(tmp_path, "00_good")
@@ -206,7 +206,8 @@ def test_bad_arguments_fail_before_creating_anything(tmp_path, kw, match):
     (["--jobs", "0"], "argument --jobs: must be at least 1, got 0"),
     (["--timeout", "0"], "argument --timeout: must be at least 1, got 0"),
     (["--jobs", "two"], "argument --jobs: expected a whole number, got 'two'"),
-    (["--mode", "paper"], "argument --mode: invalid choice: 'paper'"),
+    (["--mode", "draft"], "argument --mode: invalid choice: 'draft'"),
+    (["--mode", "paper", "--only", "00_primer"], "argument --only: no notebook matching '00_primer' has a paper mode"),
 ])
 def test_cli_reports_a_bad_argument_in_one_line(tmp_path, capsys, args, message):
     build = tmp_path / "build"
@@ -223,3 +224,31 @@ def test_cli_list_and_help(capsys):
     assert "00_primer" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--help"])
+
+
+def test_paper_mode_runs_only_paper_notebooks_and_stops_when_data_are_absent(tmp_path, monkeypatch, capsys):
+    """The notebook stops at its first cell with the fetch command; its claims count as not run; exit status 0."""
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    write_chapter(nbs, "00_offline")
+    write_chapter(nbs, "01_real", verdicts=("reproduced", "not reproduced"), paper_data=("femnist", "cifar10"))
+    assert [p.name for p in find_notebooks(nbs, paper=True)] == ["01_real.ipynb"]
+    [result] = run_workbook(mode="paper", notebooks=nbs, build=tmp_path / "build", timeout=120, echo=lambda *a: None)
+    assert result.status == "data absent" and result.headline == {}
+    assert result.error.endswith("run  python -m fedlab data fetch femnist cifar10")
+    assert [c.verdict for c in result.claims] == ["not run", "not run"]
+    assert result.claims[0].why == "data absent: python -m fedlab data fetch femnist cifar10"
+    lines = scoreboard_lines([result])
+    assert lines[1].split()[:3] == ["01_real", "data", "absent"] and "stopped for absent data" in lines[-1]
+    index = (tmp_path / "build" / "index.html").read_text()
+    assert "data-absent" in index and "python -m fedlab data fetch femnist cifar10" in index
+
+
+def test_cli_paper_mode_reports_absent_data_without_failing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
+    monkeypatch.setattr("fedlab.__main__.find_notebooks", lambda only=None, paper=False: [])
+    absent = NotebookResult("03_x", "t", "s", "data absent", 1.0, error="run  python -m fedlab data fetch femnist")
+    monkeypatch.setattr("fedlab.__main__.run_workbook", lambda **kw: [absent])
+    assert main(["run", "--mode", "paper", "--build", str(tmp_path / "b")]) == 0
+    assert "DATA ABSENT 03_x: run  python -m fedlab data fetch femnist" in capsys.readouterr().out

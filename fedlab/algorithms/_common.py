@@ -10,7 +10,7 @@ import torch
 from fedlab._rng import Stream, numpy_rng, torch_generator
 from fedlab._validation import check_array, check_choice, check_simplex, check_real, check_type
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, check_model_data,
-                           evaluate)
+                           evaluate, resolve_device)
 from fedlab.models import Model, Params
 
 WEIGHTS = ("size", "uniform")
@@ -69,16 +69,18 @@ def check_mixing(mixing_matrix):
     return check_mixing_matrix(w, w.shape[0] if w.shape[0] else 1)
 
 
-def initial_params(model: Model, seed: int) -> Params:
-    """The run's initial model, drawn from ``(seed, INIT)``; every client starts from it."""
-    return model.init(torch_generator(seed, Stream.INIT))
+def initial_params(model: Model, seed: int, device: str | torch.device = "cpu") -> Params:
+    """The run's initial model, drawn from ``(seed, INIT)`` (on the CPU generator: the same on every device) and
+    placed on ``device``; every client starts from it."""
+    device = resolve_device(device)
+    return {k: v.to(device) for k, v in model.init(torch_generator(seed, Stream.INIT)).items()}
 
 
 def client_weights(weights, data: ClientData, name: str = "weights") -> np.ndarray:
     """Aggregation weights p_k: ``"size"`` (n_k / n), ``"uniform"`` (1/K) or an explicit probability vector."""
     if isinstance(weights, str):
         if weights == "size":
-            n = data.n.numpy().astype(float)
+            n = data.n.cpu().numpy().astype(float)
             return n / n.sum()
         if weights == "uniform":
             return np.full(data.n_clients, 1.0 / data.n_clients)

@@ -45,7 +45,7 @@ class DecentralizedSGD:
         check_data(self.model, data)
         if not callable(self.mixing_matrix):
             check_mixing_matrix(self.mixing_matrix, data.n_clients)
-        return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))
+        return ClientsState(broadcast(initial_params(self.model, seed, data.device), data.n_clients))
 
     def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
         new, loss = local_sgd(self.model, state.params, data.train, self.solver,

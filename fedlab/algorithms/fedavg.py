@@ -46,7 +46,7 @@ class FedAvg:
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
         check_data(self.model, data)
         client_weights(self.weights, data.train)  # validate early
-        return ServerState(initial_params(self.model, seed))
+        return ServerState(initial_params(self.model, seed, data.device))
 
     def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
         chosen = sample_participants(self.participation, data.n_clients, seed, state.round)

@@ -32,7 +32,7 @@ from fedlab._rng import Stream, numpy_rng, torch_generator
 from fedlab._validation import (check_array, check_bool, check_choice, check_int, check_real, check_simplex,
                                 check_type)
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, check_model_data, gossip,
-                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, weighted_average)
+                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device, weighted_average)
 from fedlab.models import Model, Params, check_model, check_param_dict, check_params
 from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
                                        check_solver, check_weights, client_weights, sample_participants)
@@ -72,7 +72,7 @@ def _as_float64(name: str, value) -> Tensor:
 
 
 def _like(result: Tensor, reference):
-    return result if isinstance(reference, Tensor) else result.numpy()
+    return result if isinstance(reference, Tensor) else result.cpu().numpy()
 
 
 def _check_mask(mask, shape: tuple) -> Tensor:
@@ -81,7 +81,7 @@ def _check_mask(mask, shape: tuple) -> Tensor:
         arr.dtype.kind in "biu"
     if not integer:
         raise TypeError(f"mask must be a boolean array of valid samples, got dtype {arr.dtype}.")
-    mask_t = torch.as_tensor(arr).to(torch.bool)
+    mask_t = arr.to(torch.bool) if isinstance(arr, Tensor) else torch.as_tensor(arr, dtype=torch.bool)
     if tuple(mask_t.shape) != tuple(shape):
         raise ValueError(f"mask must have shape {tuple(shape)}, got {tuple(mask_t.shape)}.")
     return mask_t
@@ -134,7 +134,7 @@ def update_pi(q, mask=None):
     if qt.dim() < 2:
         raise ValueError(f"q must have shape (..., M, n), got {tuple(qt.shape)}.")
     _check_probabilities("q", qt)
-    m = torch.ones(qt.shape[:-2] + qt.shape[-1:], dtype=torch.bool) if mask is None else \
+    m = torch.ones(qt.shape[:-2] + qt.shape[-1:], dtype=torch.bool, device=qt.device) if mask is None else \
         _check_mask(mask, qt.shape[:-2] + qt.shape[-1:])
     count = m.sum(-1)
     if bool((count == 0).any()):
@@ -163,7 +163,7 @@ def mixture_proba(pi, probs):
     if pr.dim() < 3 or pt.shape != pr.shape[:-2]:
         raise ValueError(f"pi must have shape (..., M) and probs (..., M, n, C); got {tuple(pt.shape)} and "
                          f"{tuple(pr.shape)}.")
-    check_simplex("pi", pt.numpy())
+    check_simplex("pi", pt.cpu().numpy())
     _check_probabilities("probs", pr)
     return _like((pt.unsqueeze(-1).unsqueeze(-1) * pr).sum(-3), probs)
 
@@ -191,7 +191,7 @@ def mixture_log_likelihood(log_pi: Tensor, losses: Tensor, mask: Tensor) -> Tens
                          f"{tuple(ls.shape)}.")
     mask = _check_mask(mask, (ls.shape[0], ls.shape[2]))
     ll = torch.logsumexp(lp.unsqueeze(-1) - ls, dim=-2)
-    ll = torch.where(mask, ll, torch.zeros((), dtype=ll.dtype))
+    ll = torch.where(mask, ll, torch.zeros((), dtype=ll.dtype, device=ll.device))
     return ll.sum(-1) / mask.sum(-1).clamp_min(1)
 
 
@@ -203,18 +203,19 @@ def _log(pi: Tensor) -> Tensor:
 # Components on the engine
 
 
-def init_components(model: Model, n_components: int, seed: int) -> Params:
+def init_components(model: Model, n_components: int, seed: int, device: str | torch.device = "cpu") -> Params:
     """``M`` independently drawn components stacked ``(M, ...)``.
 
     Drawn in sequence from the generator of ``(seed, INIT)``, so component 0 is the initial model
     FedAvg uses with the same seed (FedEM with M = 1 is FedAvg). Distinct components break the
-    symmetry of EM (identical components keep identical responsibilities forever).
+    symmetry of EM (identical components keep identical responsibilities forever). They are placed on ``device``.
     """
     check_model(model)
     n_components = check_int("n_components", n_components, low=1)
     gen = torch_generator(seed, Stream.INIT)
     draws = [model.init(gen) for _ in range(n_components)]
-    return {k: torch.stack([d[k] for d in draws]) for k in draws[0]}
+    device = resolve_device(device)
+    return {k: torch.stack([d[k] for d in draws]).to(device) for k in draws[0]}
 
 
 def _split_components(params: Params, n_clients: int, n_components: int) -> list[Params]:
@@ -292,7 +293,7 @@ def mixture_metrics(model: Model, components: list[Params] | Params, pi, data: C
     pi_t = _as_float64("pi", pi)
     if tuple(pi_t.shape) != (data.n_clients, len(comps)):
         raise ValueError(f"pi must have shape ({data.n_clients}, {len(comps)}), got {tuple(pi_t.shape)}.")
-    check_simplex("pi", pi_t.numpy())
+    check_simplex("pi", pi_t.cpu().numpy())
     out = _component_outputs(model, comps, data).to(torch.float64)
     if model.is_classifier:
         proba = (pi_t.view(*pi_t.shape, 1, 1) * torch.softmax(out, dim=-1)).sum(1)
@@ -372,22 +373,23 @@ class MixtureState:
     round: int = 0
 
 
-def _initial_pi(kind, n_clients: int, n_components: int, seed: int) -> Tensor:
+def _initial_pi(kind, n_clients: int, n_components: int, seed: int, device: torch.device) -> Tensor:
     if not isinstance(kind, str):
-        return torch.as_tensor(check_simplex("pi_init", kind, shape=(n_clients, n_components)), dtype=torch.float64)
-    if kind == "uniform":
-        return torch.full((n_clients, n_components), 1.0 / n_components, dtype=torch.float64)
-    rng = numpy_rng(seed, Stream.INIT, 1)
-    return torch.as_tensor(rng.dirichlet(np.ones(n_components), size=n_clients), dtype=torch.float64)
+        pi = check_simplex("pi_init", kind, shape=(n_clients, n_components))
+    elif kind == "uniform":
+        pi = np.full((n_clients, n_components), 1.0 / n_components)
+    else:
+        pi = numpy_rng(seed, Stream.INIT, 1).dirichlet(np.ones(n_components), size=n_clients)
+    return torch.as_tensor(pi, dtype=torch.float64, device=device)
 
 
 def _responsibility_weights(q: Tensor, data: ClientData, rows_clients: np.ndarray, scale=None) -> Tensor:
     """Sample weights ``(R, n_max)`` of the stacked rows: responsibilities × data weights × optional scale."""
     w = q.reshape(-1, q.shape[-1]).to(torch.float32)
     if data.weight is not None:
-        w = w * data.weight[torch.as_tensor(rows_clients)]
+        w = w * data.weight[torch.as_tensor(rows_clients, device=data.device)]
     if scale is not None:
-        w = w * torch.as_tensor(scale, dtype=torch.float32).view(-1, 1)
+        w = w * torch.as_tensor(scale, dtype=torch.float32, device=data.device).view(-1, 1)
     return w.contiguous()
 
 
@@ -434,8 +436,8 @@ class FedEM:
         check_data(self.model, data)
         _check_has_data(data.train, type(self).__name__)
         client_weights(self.weights, data.train)
-        return MixtureState(init_components(self.model, self.n_components, seed),
-                            _initial_pi(self.pi_init, data.n_clients, self.n_components, seed))
+        return MixtureState(init_components(self.model, self.n_components, seed, data.device),
+                            _initial_pi(self.pi_init, data.n_clients, self.n_components, seed, data.device))
 
     def _local_update(self, params_rows: Params, train: ClientData, clients: np.ndarray, pi: Tensor,
                       comps: list[Params], key: tuple, scale=None) -> tuple[Params, Tensor, Tensor, float]:
@@ -444,9 +446,10 @@ class FedEM:
         sub = train if len(clients) == train.n_clients else train.select(clients)
         rows = np.repeat(clients, m)
         if m == 1:  # q ≡ 1: the local objective is exactly FedAvg's
-            new_pi = torch.ones((len(clients), 1), dtype=torch.float64)
+            new_pi = torch.ones((len(clients), 1), dtype=torch.float64, device=train.device)
             sample_weight = None if scale is None else _responsibility_weights(
-                torch.ones((len(clients), 1, sub.x.shape[1]), dtype=torch.float64), train, rows, scale)
+                torch.ones((len(clients), 1, sub.x.shape[1]), dtype=torch.float64, device=train.device), train, rows,
+                scale)
             nll = float("nan")
         else:
             losses = component_losses(self.model, comps, sub)
@@ -476,7 +479,7 @@ class FedEM:
             s = float(p[chosen].sum())
             agg = {k: s * agg[k] + (1 - s) * state.params[k] for k in agg}
         pi = state.pi.clone()
-        pi[torch.as_tensor(chosen)] = new_pi
+        pi[torch.as_tensor(chosen, device=pi.device)] = new_pi
         info = {"participants": chosen.tolist(), "local_loss": float(loss.mean()), "nll": nll}
         return MixtureState(agg, pi, state.round + 1), info
 
@@ -552,10 +555,10 @@ class DFedEM(FedEM):
         _check_has_data(data.train, type(self).__name__)
         if not callable(self.mixing_matrix):
             check_mixing_matrix(self.mixing_matrix, data.n_clients)
-        comps = init_components(self.model, self.n_components, seed)
+        comps = init_components(self.model, self.n_components, seed, data.device)
         k = data.n_clients
         rows = {name: v.repeat(k, *([1] * (v.dim() - 1))) for name, v in comps.items()}
-        return DecentralizedMixtureState(rows, _initial_pi(self.pi_init, k, self.n_components, seed))
+        return DecentralizedMixtureState(rows, _initial_pi(self.pi_init, k, self.n_components, seed, data.device))
 
     def round(self, state: DecentralizedMixtureState, data: FederatedDataset,
               seed: int) -> tuple[DecentralizedMixtureState, dict]:
@@ -563,7 +566,7 @@ class DFedEM(FedEM):
         clients = np.arange(k)
         scale = None
         if self.weight_by_size:
-            n = data.train.n.numpy().astype(float)
+            n = data.train.n.cpu().numpy().astype(float)
             scale = k * n / n.sum()
         comps = _split_components(state.params, k, m)
         new, pi, loss, nll = self._local_update(state.params, data.train, clients, state.pi, comps,

@@ -22,7 +22,7 @@ class Local:
 
     def init(self, data: FederatedDataset, seed: int) -> ClientsState:
         check_data(self.model, data)
-        return ClientsState(broadcast(initial_params(self.model, seed), data.n_clients))
+        return ClientsState(broadcast(initial_params(self.model, seed, data.device), data.n_clients))
 
     def round(self, state: ClientsState, data: FederatedDataset, seed: int) -> tuple[ClientsState, dict]:
         new, loss = local_sgd(self.model, state.params, data.train, self.solver,
@@ -41,7 +41,7 @@ class Centralized:
 
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
         check_data(self.model, data)
-        return ServerState(initial_params(self.model, seed))
+        return ServerState(initial_params(self.model, seed, data.device))
 
     def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
         new, loss = local_sgd(self.model, broadcast(state.params, 1), data.train.pooled(), self.solver,

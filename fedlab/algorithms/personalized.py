@@ -127,7 +127,7 @@ def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *
     check_params(model, params, stacked=False)
     key = check_key(key)
     clients = np.arange(data.n_clients) if clients is None else _check_clients(clients, data.n_clients)
-    steps = np.ceil(epochs * data.n[clients].numpy() / solver.batch_size).astype(int)
+    steps = np.ceil(epochs * data.n[clients].cpu().numpy() / solver.batch_size).astype(int)
     current = {k: v.unsqueeze(0).repeat(len(clients), *([1] * v.dim())) for k, v in params.items()}
     start = {k: v.clone() for k, v in current.items()}
     one = _one_step(solver)
@@ -275,7 +275,7 @@ class ClusteredFL:
     def init(self, data: FederatedDataset, seed: int) -> ClusterState:
         check_data(self.model, data)
         client_weights(self.weights, data.train)
-        params = {k: v.unsqueeze(0) for k, v in initial_params(self.model, seed).items()}
+        params = {k: v.unsqueeze(0) for k, v in initial_params(self.model, seed, data.device).items()}
         return ClusterState(params, tuple([0] * data.n_clients))
 
     def round(self, state: ClusterState, data: FederatedDataset, seed: int) -> tuple[ClusterState, dict]:
@@ -284,10 +284,10 @@ class ClusteredFL:
         if len(chosen) == 0:
             return ClusterState(state.params, state.clusters, state.round + 1), {"participants": [], "n_clusters":
                                                                                  int(clusters.max()) + 1}
-        start = {k: v[torch.as_tensor(clusters[chosen])] for k, v in state.params.items()}
+        start = {k: v[torch.as_tensor(clusters[chosen], device=v.device)] for k, v in state.params.items()}
         new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                               rows=chosen, anchor=start, backend=self.backend)
-        updates = (_flat(new) - _flat(start)).numpy()
+        updates = (_flat(new) - _flat(start)).cpu().numpy()
         p = client_weights(self.weights, data.train)
         n_clusters = int(clusters.max()) + 1
         new_clusters = clusters.copy()
@@ -313,7 +313,7 @@ class ClusteredFL:
             for c in range(total):
                 members = np.flatnonzero(new_clusters[chosen] == c)
                 if len(members):
-                    rows.append(weighted_average({k: new[k][torch.as_tensor(members)]}, p[chosen[members]])[k])
+                    rows.append(weighted_average({k: new[k][torch.as_tensor(members, device=new[k].device)]}, p[chosen[members]])[k])
                 else:
                     rows.append(v[old_of[c]])
             params[k] = torch.stack(rows)
@@ -322,7 +322,7 @@ class ClusteredFL:
         return ClusterState(params, tuple(int(c) for c in new_clusters), state.round + 1), info
 
     def evaluate(self, state: ClusterState, data: FederatedDataset) -> dict[str, np.ndarray]:
-        idx = torch.as_tensor(np.asarray(state.clusters))
+        idx = torch.as_tensor(np.asarray(state.clusters), device=data.device)
         return evaluate(self.model, {k: v[idx] for k, v in state.params.items()}, data.train, data.test)
 
     def adapt(self, state: ClusterState, new_data: FederatedDataset, *,
@@ -368,7 +368,7 @@ class _GlobalPersonal:
     def init(self, data: FederatedDataset, seed: int) -> PersonalState:
         check_data(self.model, data)
         client_weights(self.weights, data.train)
-        params = initial_params(self.model, seed)
+        params = initial_params(self.model, seed, data.device)
         return PersonalState(params, {k: v.clone() for k, v in broadcast(params, data.n_clients).items()})
 
     def _aggregate(self, new: Params, chosen: np.ndarray, data: FederatedDataset) -> Params:
@@ -378,7 +378,7 @@ class _GlobalPersonal:
     def _scatter(personal: Params, chosen: np.ndarray, rows: Params) -> Params:
         out = {k: v.clone() for k, v in personal.items()}
         for k in out:
-            out[k][torch.as_tensor(chosen)] = rows[k]
+            out[k][torch.as_tensor(chosen, device=out[k].device)] = rows[k]
         return out
 
     def personal_models(self, state: PersonalState) -> Params:
@@ -526,7 +526,7 @@ class APFL(_GlobalPersonal):
             return PersonalState(state.params, state.personal, state.round + 1), {"participants": []}
         a = self.alpha
         w = {k: v.clone() for k, v in broadcast(state.params, len(chosen)).items()}
-        v = {k: t[torch.as_tensor(chosen)].clone() for k, t in state.personal.items()}
+        v = {k: t[torch.as_tensor(chosen, device=t.device)].clone() for k, t in state.personal.items()}
         losses, c = [], len(chosen)
         rows = np.concatenate([chosen, chosen])  # w rows then v-bar rows: same client, same minibatch
         for e in range(self.solver.local_steps):
@@ -584,7 +584,7 @@ class Ditto(_GlobalPersonal):
         start = broadcast(state.params, len(chosen))
         w, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                             rows=chosen, anchor=start, backend=self.backend)
-        v = {k: t[torch.as_tensor(chosen)] for k, t in state.personal.items()}
+        v = {k: t[torch.as_tensor(chosen, device=t.device)] for k, t in state.personal.items()}
         v, ploss = local_sgd(self.model, v, data.train, self.personal_solver, key=(seed, state.round, Stream.PERSONAL),
                              rows=chosen, anchor=start, backend=self.backend)
         info = {"participants": chosen.tolist(), "local_loss": float(loss.mean()), "personal_loss": float(ploss.mean())}
@@ -659,7 +659,7 @@ class FedRep(_GlobalPersonal):
     def init(self, data: FederatedDataset, seed: int) -> PersonalState:
         check_data(self.model, data)
         client_weights(self.weights, data.train)
-        params = initial_params(self.model, seed)
+        params = initial_params(self.model, seed, data.device)
         body, head = self._keys(params)
         heads = {k: v.clone() for k, v in broadcast({h: params[h] for h in head}, data.n_clients).items()}
         return PersonalState({b: params[b] for b in body}, heads)
@@ -670,7 +670,7 @@ class FedRep(_GlobalPersonal):
             return PersonalState(state.params, state.personal, state.round + 1), {"participants": []}
         c = len(chosen)
         body = {k: v.clone() for k, v in broadcast(state.params, c).items()}
-        heads = {k: t[torch.as_tensor(chosen)] for k, t in state.personal.items()}
+        heads = {k: t[torch.as_tensor(chosen, device=t.device)] for k, t in state.personal.items()}
         heads, hloss = local_sgd(_Frozen(self.model, body), heads, data.train, self.head_solver,
                                  key=(seed, state.round, Stream.PERSONAL), rows=chosen, backend="batched")
         loss = hloss

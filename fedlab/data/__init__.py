@@ -1,4 +1,5 @@
-"""Shared data: LEAF synthetic and Gaussian mixtures, partitioners, bundled digits, real-data readers.
+"""Shared data: LEAF synthetic and Gaussian mixtures, partitioners, bundled digits, real-data readers and their
+fetch command (:mod:`fedlab.data.fetch`).
 
 A chapter's own data (availability traces, streams, drifts, temporal shifts) lives in ``fedlab.<chapter>.data``.
 """
@@ -8,8 +9,8 @@ from fedlab.data.partition import (PARTITIONERS, ClientArrays, Partition, label_
                                    partition_pathological, train_test_split_clients)
 from fedlab.data.synthetic import (GaussianMixtureSample, make_gaussian_mixture,
                                    make_gaussian_mixture_clients, make_leaf_synthetic)
-from fedlab.data.vision import (data_dir, file_hash, load_cifar10, load_emnist, load_mnist, read_cifar_bin,
-                                read_idx)
+from fedlab.data.vision import (data_dir, file_hash, load_cifar10, load_cifar100, load_emnist, load_fashion_mnist,
+                                load_mnist, read_cifar_bin, read_idx)
 
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "load_cifar10",
     "load_emnist",
     "load_mnist",
+    "load_fashion_mnist",
+    "load_cifar100",
     "read_cifar_bin",
     "read_idx",
 ]

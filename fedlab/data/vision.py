@@ -1,13 +1,16 @@
-"""Optional real image data (MNIST, EMNIST, CIFAR-10) read from a local cache folder, never downloaded.
+"""Real image data (MNIST, Fashion-MNIST, EMNIST, CIFAR-10, CIFAR-100) read from a local cache folder, never downloaded here.
 
 Files live under :func:`data_dir` (environment variable ``FEDLAB_DATA``, default ``~/.cache/fedlab``),
 one sub-folder per dataset, in the formats their authors distribute:
 
-* ``mnist/``: the four IDX files ``{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``;
+* ``mnist/`` and ``fashion_mnist/``: the four IDX files ``{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``;
 * ``emnist/``: NIST's ``gzip.zip`` as downloaded, or the ``emnist-<subset>-...-ubyte.gz`` files
   extracted from it (in ``emnist/`` or ``emnist/gzip/``);
 * ``cifar10/``: the **binary** archive ``cifar-10-binary.tar.gz`` as downloaded, or its extracted
-  ``cifar-10-batches-bin/`` folder (the python/pickle version is not supported: no pickle here).
+  ``cifar-10-batches-bin/`` folder (the python/pickle version is not supported: no pickle here);
+* ``cifar100/``: the binary archive ``cifar-100-binary.tar.gz`` or its extracted ``cifar-100-binary/`` folder.
+
+``python -m fedlab data fetch NAME`` (:mod:`fedlab.data.fetch`) puts the files there.
 
 IDX and CIFAR binary records are parsed with numpy. A missing file raises ``FileNotFoundError`` saying
 what to download, from where and into which folder. ``verify=True`` checks the files against the MD5
@@ -36,8 +39,11 @@ __all__ = [
     "read_idx",
     "read_cifar_bin",
     "load_mnist",
+    "load_fashion_mnist",
     "load_emnist",
     "load_cifar10",
+    "read_cifar100_bin",
+    "load_cifar100",
     "OFFICIAL_MD5",
     "EMNIST_SUBSETS",
 ]
@@ -53,6 +59,7 @@ OFFICIAL_MD5 = {
     "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
     "cifar-10-binary.tar.gz": "c32a1d4ab5d03f1284b67883e8d87530",
     "gzip.zip": "58c8d27c78d21e728a6bc7b3cc06412e",
+    "cifar-100-binary.tar.gz": "03b5dce01913d631647c71ecec9e9cb8",
 }
 
 #: EMNIST splits and their number of classes ("letters" labels run from 1 to 26).
@@ -63,6 +70,9 @@ _SOURCES = {
               "url": "https://ossci-datasets.s3.amazonaws.com/mnist/",
               "how": "download {urls} (mirror of http://yann.lecun.com/exdb/mnist/) and put them, still gzipped, "
                      "in {folder}"},
+    "fashion_mnist": {"folder": "fashion_mnist", "archive": None, "member_dir": "",
+                      "url": "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+                      "how": "download {urls} (Zalando Research) and put them, still gzipped, in {folder}"},
     "emnist": {"folder": "emnist", "archive": "gzip.zip", "member_dir": "gzip/",
                "url": "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip",
                "how": "download {url} (EMNIST, NIST) and put gzip.zip in {folder}; it is read as is "
@@ -71,10 +81,15 @@ _SOURCES = {
                 "url": "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
                 "how": "download {url} (the binary version, not the python one) and put it in {folder}; "
                        "it is read as is (or extract it there so that {folder}/{first} exists)"},
+    "cifar100": {"folder": "cifar100", "archive": "cifar-100-binary.tar.gz", "member_dir": "",
+                 "url": "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz",
+                 "how": "download {url} (the binary version) and put it in {folder}; it is read as is "
+                        "(or extract it there so that {folder}/{first} exists)"},
 }
 
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _CIFAR_RECORD = 1 + 3 * 32 * 32
+_CIFAR100_RECORD = 2 + 3 * 32 * 32
 _DIGEST_BY_LENGTH = {32: "md5", 40: "sha1", 64: "sha256"}
 
 
@@ -178,6 +193,36 @@ def _parse_cifar(data: bytes, label: str) -> tuple[np.ndarray, np.ndarray]:
     return records[:, 1:].reshape(-1, 3, 32, 32).copy(), labels
 
 
+def read_cifar100_bin(source: str | Path | bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parse a CIFAR-100 binary file: records of a coarse and a fine label byte + 3072 pixel bytes.
+
+    Returns
+    -------
+    images : np.ndarray, uint8, shape (n, 3, 32, 32)
+    fine : np.ndarray, int64, shape (n,)
+        The 100 classes.
+    coarse : np.ndarray, int64, shape (n,)
+        Their 20 superclasses.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (``source`` for bytes) when it is not whole records with valid labels.
+    """
+    return _parse_cifar100(*_as_bytes(source))
+
+
+def _parse_cifar100(data: bytes, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(data) == 0 or len(data) % _CIFAR100_RECORD:
+        raise ValueError(f"{label}: a CIFAR-100 binary file has a positive multiple of {_CIFAR100_RECORD} bytes, "
+                         f"got {len(data)}: truncated file?")
+    records = np.frombuffer(data, np.uint8).reshape(-1, _CIFAR100_RECORD)
+    coarse, fine = records[:, 0].astype(np.int64), records[:, 1].astype(np.int64)
+    _check_label_range(coarse, 0, 19, label)
+    _check_label_range(fine, 0, 99, label)
+    return records[:, 2:].reshape(-1, 3, 32, 32).copy(), fine, coarse
+
+
 def _check_label_range(labels: np.ndarray, low: int, high: int, label: str) -> None:
     bad = labels[(labels < low) | (labels > high)]
     if bad.size:
@@ -237,8 +282,8 @@ def _missing_error(dataset: str, folder: Path, names: list[str]) -> FileNotFound
     src = _SOURCES[dataset]
     how = src["how"].format(url=src["url"], urls=", ".join(src["url"] + n for n in names),
                              folder=folder, first=names[0])
-    return FileNotFoundError(f"{dataset}: files not found: {', '.join(names)} (looked in {folder}). To fix: "
-                             f"{how}. Set the {ENV_VAR} environment variable to use another cache folder "
+    return FileNotFoundError(f"{dataset}: files not found: {', '.join(names)} (looked in {folder}). To fix: run "
+                             f"python -m fedlab data fetch {dataset}, or {how}. Set the {ENV_VAR} environment variable to use another cache folder "
                              f"(current: {data_dir()}).")
 
 
@@ -292,10 +337,22 @@ def load_mnist(split: str = "train", *, as_float: bool = False,
     images : np.ndarray, shape (n, 1, 28, 28)
     labels : np.ndarray, int64, shape (n,)
     """
+    return _idx_pair("mnist", split, as_float, verify)
+
+
+def load_fashion_mnist(split: str = "train", *, as_float: bool = False,
+                       verify: bool | Mapping[str, str] = False) -> tuple[np.ndarray, np.ndarray]:
+    """Fashion-MNIST (Xiao et al., 2017; the SFedPO paper's data) from ``data_dir()/fashion_mnist``: the same
+    format and sizes as :func:`load_mnist`, ten classes of clothing."""
+    return _idx_pair("fashion_mnist", split, as_float, verify)
+
+
+def _idx_pair(dataset: str, split: str, as_float: bool, verify) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of an MNIST-format data set (60,000 train / 10,000 test, ten classes)."""
     prefix = {"train": "train", "test": "t10k"}[check_choice("split", split, ("train", "test"))]
     as_float = check_bool("as_float", as_float)
     names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
-    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members("mnist", names, verify))
+    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members(dataset, names, verify))
     _check_label_range(labels, 0, 9, where)
     return _images_labels(images, labels, as_float)
 
@@ -357,3 +414,32 @@ def load_cifar10(split: str = "train", *, as_float: bool = False,
     names = [f"cifar-10-batches-bin/{b}" for b in batches]
     parts = [_parse_cifar(*m) for m in _load_members("cifar10", names, verify)]
     return _images_labels(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), as_float)
+
+
+def load_cifar100(split: str = "train", *, as_float: bool = False,
+                  verify: bool | Mapping[str, str] = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CIFAR-100 from ``data_dir()/cifar100`` (binary version: ``cifar-100-binary/{train,test}.bin``).
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+        50,000 or 10,000 images.
+    as_float : bool
+        Return float32 pixels in [0, 1] instead of uint8.
+    verify : bool or mapping
+        Check file digests (see the module docstring).
+
+    Returns
+    -------
+    images : np.ndarray, shape (n, 3, 32, 32)
+    fine : np.ndarray, int64, shape (n,)
+        Labels of the 100 classes.
+    coarse : np.ndarray, int64, shape (n,)
+        Labels of the 20 superclasses (the first level of the Pachinko partition, thesis §3.5.6).
+    """
+    split = check_choice("split", split, ("train", "test"))
+    as_float = check_bool("as_float", as_float)
+    [member] = _load_members("cifar100", [f"cifar-100-binary/{split}.bin"], verify)
+    images, fine, coarse = _parse_cifar100(*member)
+    images, fine = _images_labels(images, fine, as_float)
+    return images, fine, coarse

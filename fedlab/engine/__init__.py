@@ -1,5 +1,6 @@
 """The simulation engine: stacked client population, local solvers, aggregation, gossip, the round loop."""
 from fedlab.engine.aggregation import broadcast, check_mixing_matrix, gossip, weighted_average
+from fedlab.engine.device import resolve_device
 from fedlab.engine.evaluation import evaluate, metrics_from_outputs, metrics_from_proba, model_outputs
 from fedlab.engine.history import REDUCTIONS, History
 from fedlab.engine.local import BACKENDS, PARAMETER_NORM_LIMIT, DivergenceError, LocalSGD, draw_batches, local_sgd
@@ -9,4 +10,4 @@ from fedlab.engine.runner import LOSS_GROWTH_LIMIT, ORDERS, Algorithm, run
 __all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "local_sgd", "draw_batches", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
-           "Algorithm", "ORDERS", "run", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT"]
+           "Algorithm", "ORDERS", "run", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device"]

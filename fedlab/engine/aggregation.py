@@ -26,8 +26,12 @@ def weighted_average(params: Params, weights) -> Params:
     w = check_array("weights", weights, shape=(n_rows,), nonnegative=True)
     if w.sum() <= 0:
         raise ValueError("weights must have a positive sum.")
-    w_t = torch.as_tensor(w / w.sum(), dtype=torch.float64)
+    w_t = torch.as_tensor(w / w.sum(), dtype=torch.float64, device=_device(params))
     return {k: torch.tensordot(w_t.to(v.dtype), v, dims=1) for k, v in params.items()}
+
+
+def _device(params: Params) -> torch.device:
+    return next(iter(params.values())).device
 
 
 def broadcast(params: Params, n_rows: int) -> Params:
@@ -61,5 +65,5 @@ def gossip(params: Params, mixing_matrix) -> Params:
     mixing_matrix : array-like (K, K), row-stochastic (checked; column sums are not required here)
     """
     n = check_param_dict("params", params)
-    w = torch.as_tensor(check_mixing_matrix(mixing_matrix, n, doubly_stochastic=False))
+    w = torch.as_tensor(check_mixing_matrix(mixing_matrix, n, doubly_stochastic=False), device=_device(params))
     return {k: torch.tensordot(w.to(v.dtype), v, dims=1) for k, v in params.items()}

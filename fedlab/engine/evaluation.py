@@ -33,9 +33,9 @@ def _outputs(model: Model, params: Params, data: ClientData, chunk: int, name: s
 
 def _masked_mean(values: Tensor, mask: Tensor) -> np.ndarray:
     count = mask.sum(1)
-    total = torch.where(mask, values, torch.zeros((), dtype=values.dtype)).sum(1).double()
+    total = torch.where(mask, values, torch.zeros((), dtype=values.dtype, device=values.device)).sum(1).double()
     mean = total / count.clamp_min(1)
-    return torch.where(count > 0, mean, torch.full_like(mean, float("nan"))).numpy()
+    return torch.where(count > 0, mean, torch.full_like(mean, float("nan"))).cpu().numpy()
 
 
 def metrics_from_proba(proba: Tensor, data: ClientData, prefix: str = "") -> dict[str, np.ndarray]:

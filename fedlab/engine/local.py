@@ -85,7 +85,7 @@ class LocalSGD:
 def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> Tensor:
     """Minibatch indices for every client: shape ``(K, steps, batch_size)``, ``idx[k] < n[k]``.
 
-    The draw depends only on ``key`` (e.g. ``(seed, round, stream)``) and the sizes ``n``.
+    The draw depends only on ``key`` (e.g. ``(seed, round, stream)``) and the sizes ``n``, not on ``n``'s device.
     """
     check_type("n", n, Tensor)
     if n.dim() != 1 or n.is_floating_point() or n.dtype == torch.bool:
@@ -95,8 +95,10 @@ def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> 
         raise ValueError("n: every client needs at least one sample to draw a minibatch (and n one client).")
     steps, batch_size = check_int("steps", steps, low=1), check_int("batch_size", batch_size, low=1)
     check_key(key)
-    u = torch.rand((len(n), steps, batch_size), dtype=torch.float64, generator=torch_generator(*key))
-    idx = (u * n.view(-1, 1, 1)).long()
+    # drawn on the CPU generator whatever the device, so every device trains on the same minibatches
+    generator = torch_generator(*key)
+    u = torch.rand((len(n), steps, batch_size), dtype=torch.float64, generator=generator, device=generator.device)
+    idx = (u.to(n.device) * n.view(-1, 1, 1)).long()
     return torch.minimum(idx, (n - 1).view(-1, 1, 1))
 
 
@@ -138,10 +140,10 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
     if weight is None:
         wb = None
     else:  # weights are per row, not per client
-        wflat = (torch.arange(len(rows)).view(-1, 1, 1) * n_max + idx).flatten()
+        wflat = (torch.arange(len(rows), device=idx.device).view(-1, 1, 1) * n_max + idx).flatten()
         wb = weight.flatten().index_select(0, wflat).view(shape)
     theta = {k: v.detach().clone() for k, v in params.items()}
-    buf, total = None, torch.zeros(len(rows), dtype=torch.float64)
+    buf, total = None, torch.zeros(len(rows), dtype=torch.float64, device=data.device)
     for e in range(solver.local_steps):
         per_row, grads = model.loss_and_grad_stacked(theta, xb[:, e], yb[:, e], None if wb is None else wb[:, e])
         buf = _apply_update(theta, grads, buf, anchor, solver, stacked=True)
@@ -152,7 +154,7 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
 def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor,
           weight: Tensor | None, solver: LocalSGD, anchor: Params | None) -> tuple[Params, Tensor]:
     """The reference path: one client after another, the same maths as :func:`_batched`."""
-    out_rows, losses_out = [], torch.zeros(len(rows), dtype=torch.float64)
+    out_rows, losses_out = [], torch.zeros(len(rows), dtype=torch.float64, device=data.device)
     for r, c in enumerate(rows.tolist()):
         theta = {k: v[r].detach().clone() for k, v in params.items()}
         anchor_r = None if anchor is None else {k: v[r] for k, v in anchor.items()}
@@ -231,7 +233,7 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
     check_model_data(model, data)
     check_type("solver", solver, LocalSGD)
     check_key(key)
-    rows_t = _check_rows(rows, data.n_clients)
+    rows_t = _check_rows(rows, data.n_clients, data.device)
     n_rows = len(rows_t)
     check_params(model, params, rows=n_rows)
     if anchor is not None:
@@ -254,16 +256,16 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
     return new_params, local_loss
 
 
-def _check_rows(rows, n_clients: int) -> Tensor:
-    """The rows' clients as a 1-D long tensor of indices in [0, K) (default: every client once)."""
+def _check_rows(rows, n_clients: int, device: torch.device) -> Tensor:
+    """The rows' clients as a 1-D long tensor of indices in [0, K) on ``device`` (default: every client once)."""
     if rows is None:
-        return torch.arange(n_clients)
+        return torch.arange(n_clients, device=device)
     arr = rows if isinstance(rows, Tensor) else np.asarray(rows)
     integer = not (arr.is_floating_point() or arr.dtype == torch.bool) if isinstance(arr, Tensor) else \
         arr.dtype.kind in "iu"
     if not integer:
         raise TypeError(f"rows must be integer client indices, got dtype {arr.dtype}.")
-    rows_t = torch.as_tensor(arr, dtype=torch.long)
+    rows_t = torch.as_tensor(arr, dtype=torch.long, device=device)
     if rows_t.dim() != 1 or len(rows_t) == 0 or int(rows_t.min()) < 0 or int(rows_t.max()) >= n_clients:
         raise ValueError(f"rows must be a non-empty 1-D list of client indices in [0, {n_clients}).")
     return rows_t

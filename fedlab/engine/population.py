@@ -76,7 +76,7 @@ class ClientData:
         if self.weight is not None and self.weight.shape != self.y.shape:
             raise ValueError(f"weight must have shape {tuple(self.y.shape)}, got {tuple(self.weight.shape)}.")
         self._check_values()
-        mask = torch.arange(self.x.shape[1]).unsqueeze(0) < self.n.unsqueeze(1)
+        mask = torch.arange(self.x.shape[1], device=self.x.device).unsqueeze(0) < self.n.unsqueeze(1)
         object.__setattr__(self, "mask", mask)
 
     def _check_types(self) -> None:
@@ -107,7 +107,7 @@ class ClientData:
         out = cls.__new__(cls)
         for name, value in (("x", x), ("y", y), ("n", n), ("weight", weight)):
             object.__setattr__(out, name, value)
-        object.__setattr__(out, "mask", torch.arange(x.shape[1]).unsqueeze(0) < n.unsqueeze(1))
+        object.__setattr__(out, "mask", torch.arange(x.shape[1], device=x.device).unsqueeze(0) < n.unsqueeze(1))
         return out
 
     @functools.cached_property
@@ -115,7 +115,7 @@ class ClientData:
         """The largest class label among the valid samples (None for float targets or no samples)."""
         if self.y.is_floating_point() or not bool(self.mask.any()):
             return None
-        return int(self.y[self.mask].max())
+        return int(torch.where(self.mask, self.y, -1).max())  # fixed shapes: no copy of the valid labels
 
     @classmethod
     def from_arrays(cls, xs: Sequence, ys: Sequence, weights: Sequence | None = None, *,
@@ -150,6 +150,19 @@ class ClientData:
         return int(self.x.shape[0])
 
     @property
+    def device(self) -> torch.device:
+        """Where the samples are (every tensor of a ClientData is on this device)."""
+        return self.x.device
+
+    def to(self, device: str | torch.device) -> "ClientData":
+        """The same clients on ``device`` (``self`` when they are there already)."""
+        device = torch.device(device)
+        if self.x.device == device:
+            return self
+        move = (lambda t: None if t is None else t.to(device))
+        return ClientData._derived(move(self.x), move(self.y), move(self.n), move(self.weight))
+
+    @property
     def feature_shape(self) -> tuple[int, ...]:
         return tuple(self.x.shape[2:])
 
@@ -162,7 +175,7 @@ class ClientData:
 
     def select(self, clients: Sequence[int] | Tensor) -> "ClientData":
         """The sub-population of the given client indices (in that order)."""
-        idx = torch.as_tensor(clients, dtype=torch.long)
+        idx = torch.as_tensor(clients, dtype=torch.long, device=self.device)
         if idx.dim() != 1 or len(idx) == 0 or int(idx.min()) < 0 or int(idx.max()) >= self.n_clients:
             raise ValueError(f"clients must be a non-empty list of indices in [0, {self.n_clients}).")
         w = None if self.weight is None else self.weight[idx]
@@ -188,7 +201,7 @@ class ClientData:
         """Per-client label counts, shape ``(K, n_classes)``."""
         hist = np.zeros((self.n_clients, n_classes), dtype=np.int64)
         for k in range(self.n_clients):
-            hist[k] = np.bincount(self.client(k)[1].numpy(), minlength=n_classes)[:n_classes]
+            hist[k] = np.bincount(self.client(k)[1].cpu().numpy(), minlength=n_classes)[:n_classes]
         return hist
 
 
@@ -263,6 +276,22 @@ class FederatedDataset:
     @property
     def n_clients(self) -> int:
         return self.train.n_clients
+
+    @property
+    def device(self) -> torch.device:
+        """Where the samples are."""
+        return self.train.device
+
+    def to(self, device: str | torch.device) -> "FederatedDataset":
+        """The same data set on ``device`` (``self`` when it is there already); see :func:`fedlab.engine.resolve_device`."""
+        device = torch.device(device)
+        if self.train.device == device and self.test.device == device:
+            return self
+        out = FederatedDataset.__new__(FederatedDataset)
+        for name, value in (("train", self.train.to(device)), ("test", self.test.to(device)),
+                            ("n_classes", self.n_classes)):
+            object.__setattr__(out, name, value)
+        return out
 
     @classmethod
     def from_client_arrays(cls, xs: Sequence, ys: Sequence, *, test_fraction: float = 0.2,

@@ -1,15 +1,18 @@
 r"""The round loop shared by every algorithm: ``state = algorithm.round(state, data, seed)``."""
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Protocol
 
 import numpy as np
+import torch
 from tqdm.auto import tqdm
 
 from fedlab._validation import check_bool, check_callable, check_choice, check_int
+from fedlab.engine.device import ENV_VAR as DEVICE_ENV_VAR, resolve_device
 from fedlab.engine.history import History
 from fedlab.engine.local import DivergenceError
-from fedlab.engine.population import FederatedDataset
+from fedlab.engine.population import ClientData, FederatedDataset
 
 __all__ = ["Algorithm", "ORDERS", "run"]
 
@@ -42,7 +45,7 @@ class Algorithm(Protocol):
 def _history_for(data: Any) -> History:
     """A History weighted by the clients' sample counts when ``data`` has them (a FederatedDataset)."""
     if isinstance(data, FederatedDataset):
-        return History(data.train.n.numpy().astype(float), data.test.n.numpy().astype(float))
+        return History(data.train.n.cpu().numpy().astype(float), data.test.n.cpu().numpy().astype(float))
     return History()
 
 
@@ -65,9 +68,18 @@ def _record(history: History, metrics: dict[str, np.ndarray], round_: int) -> No
     history.record(round_, metrics)
 
 
+def _on_device(data_at: Callable[[int], Any], device) -> Callable[[int], Any]:
+    """``data_at`` moving its data to the requested device (none requested: unchanged)."""
+    if device is None and not os.environ.get(DEVICE_ENV_VAR):
+        return data_at
+    target = resolve_device(device)
+    return lambda t: (lambda d: d.to(target) if isinstance(d, (FederatedDataset, ClientData)) else d)(data_at(t))
+
+
 def run(algorithm: Algorithm, data: Any, *, rounds: int, seed: int = 0, eval_every: int = 1,
         state: Any = None, progress: bool | None = None,
-        callback: Callable[[Any, dict], None] | None = None, order: str = "train_first") -> tuple[Any, History]:
+        callback: Callable[[Any, dict], None] | None = None, order: str = "train_first",
+        device: str | torch.device | None = None) -> tuple[Any, History]:
     r"""Train ``algorithm`` for ``rounds`` rounds and record per-client metrics.
 
     Parameters
@@ -93,6 +105,10 @@ def run(algorithm: Algorithm, data: Any, *, rounds: int, seed: int = 0, eval_eve
         is scored on the round's new data *before* it learns from them, so History records rounds
         :math:`0..T-1` and ``test_accuracy[t]`` is :math:`\mathrm{Acc}(h_{t}, \mathcal S'_{t})` of (4.47);
         ``eval_every`` must then be 1.
+    device : str or torch.device, optional
+        Move the data (a FederatedDataset or ClientData, or a stream's) to this device and train there
+        (:func:`fedlab.engine.device.resolve_device`: default ``$FEDLAB_DEVICE``; unset, the data stay where they
+        are).
 
     Returns
     -------
@@ -116,7 +132,7 @@ def run(algorithm: Algorithm, data: Any, *, rounds: int, seed: int = 0, eval_eve
     check_callable("callback", callback, optional=True)
     if order == "evaluate_first" and eval_every != 1:
         raise ValueError(f"order='evaluate_first' scores every round: eval_every must be 1, got {eval_every}.")
-    data_at = data if callable(data) else (lambda t: data)
+    data_at = _on_device(data if callable(data) else (lambda t: data), device)
     current = data_at(0)
     state = algorithm.init(current, seed) if state is None else state
     history = _history_for(current)

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.data import data_dir, file_hash, load_cifar10, load_emnist, load_mnist, read_cifar_bin, read_idx
+from fedlab.data import (data_dir, file_hash, load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist,
+                         read_cifar_bin, read_idx)
+from fedlab.data.vision import read_cifar100_bin
 from fedlab.data.vision import EMNIST_SUBSETS, OFFICIAL_MD5
 
 IDX_CODES = {np.dtype(np.uint8): 0x08, np.dtype(np.int8): 0x09, np.dtype(np.int16): 0x0B,
@@ -199,3 +201,29 @@ def test_load_cifar10_missing_message(cache):
     message = str(info.value)
     assert "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz" in message
     assert "data_batch_1.bin" in message and str(cache / "cifar10") in message
+
+
+def test_load_fashion_mnist_reads_its_own_folder(cache):
+    rng = np.random.default_rng(2)
+    images, labels = rand_images(rng, 4, (28, 28)), np.array([9, 0, 7, 2], np.uint8)
+    write_mnist(cache / "fashion_mnist", "train", images, labels)
+    x, y = load_fashion_mnist("train")
+    assert np.array_equal(x[:, 0], images) and y.tolist() == [9, 0, 7, 2]
+    with pytest.raises(FileNotFoundError, match="python -m fedlab data fetch fashion_mnist"):
+        load_fashion_mnist("test")
+
+
+def test_read_and_load_cifar100_fine_and_coarse_labels(cache):
+    rng = np.random.default_rng(3)
+    records = np.concatenate([np.array([[19, 99], [0, 3]], np.uint8), rng.integers(0, 256, (2, 3072), np.uint8)], 1)
+    images, fine, coarse = read_cifar100_bin(records.tobytes())
+    assert images.shape == (2, 3, 32, 32) and fine.tolist() == [99, 3] and coarse.tolist() == [19, 0]
+    with pytest.raises(ValueError, match="labels must lie in \\[0, 19\\]"):
+        read_cifar100_bin(np.concatenate([[20, 1], records[0, 2:]]).astype(np.uint8).tobytes())
+    folder = cache / "cifar100" / "cifar-100-binary"
+    folder.mkdir(parents=True)
+    (folder / "test.bin").write_bytes(records.tobytes())
+    x, y, c = load_cifar100("test", as_float=True)
+    assert x.dtype == np.float32 and y.tolist() == [99, 3] and c.tolist() == [19, 0]
+    with pytest.raises(FileNotFoundError, match="data fetch cifar100"):
+        load_cifar100("train")

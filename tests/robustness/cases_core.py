@@ -9,6 +9,8 @@ import world as w
 from harness import (BAD_TEXT, NAN, Arr, Case, Choice, File, Fixed, Flag, Int, Kind, Obj, Real, Rng, fresh)
 
 from fedlab.algorithms import METHODS, FedAvg
+from fedlab.claims import Claim
+from fedlab.data.fetch import RemoteFile, fetch_command, require
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD
 from fedlab.models import LinearModel
 
@@ -71,6 +73,8 @@ def _tensor_clients():
     d = w.clients()
     return d.x.clone(), d.y.clone(), d.n.clone()
 
+
+CLAIM = Claim("03_fedem", "Table 3.2", "accuracy (%)", paper=80.0, measured=79.0, rule="tolerance", tolerance=2.0)
 
 CASES = [
     # ---------------------------------------------------------------- engine.population
@@ -393,9 +397,52 @@ CASES = [
     Case("fedlab.data.vision.read_cifar_bin", {"source": File(bytes(3073), extra=(bytes(3072), b"\x1f\x8b", 3.5))}),
     Case("fedlab.data.vision.load_mnist", {"split": Choice("train"), "as_float": Flag(False),
                                            "verify": Kind(False, extra=(BAD_TEXT, 3))}),
+    Case("fedlab.data.vision.load_fashion_mnist", {"split": Choice("train"), "as_float": Flag(False),
+                                                   "verify": Kind(False, extra=(BAD_TEXT, 3))}),
     Case("fedlab.data.vision.load_emnist", {"split": Choice("train"), "subset": Choice("byclass"),
                                             "verify": Kind(False, extra=(BAD_TEXT, 3))}),
     Case("fedlab.data.vision.load_cifar10", {"split": Choice("train"), "verify": Kind(False, extra=(BAD_TEXT, 3))}),
+    Case("fedlab.data.vision.read_cifar100_bin", {"source": File(bytes(3074), extra=(bytes(3073), b"\x1f\x8b", 3.5,
+                                                                                 bytes([20]) + bytes(3073)))}),
+    Case("fedlab.data.vision.load_cifar100", {"split": Choice("train"), "verify": Kind(False, extra=(BAD_TEXT, 3))}),
+    # ---------------------------------------------------------------- real data: fetch and paper-mode loaders
+    Case("fedlab.data.fetch.RemoteFile", {"name": Fixed("a.bin"), "url": Fixed("http://127.0.0.1:9/a.bin"),
+                                          "digest": Fixed("0" * 32)}, auto=False),
+    Case("fedlab.data.fetch.DataSet", {"name": Fixed("x"), "description": Fixed("x"), "clients": Fixed("none"),
+                                       "files": Fixed(())}, auto=False),
+    Case("fedlab.data.fetch.fetch_command", {"names": Fixed("mnist")}, fn=lambda names: fetch_command(names),
+         auto=False),
+    Case("fedlab.data.fetch.download", {"remote": Obj(RemoteFile("a.bin", "http://127.0.0.1:9/a.bin", "0" * 32),
+                                                      extra=("http://127.0.0.1:9/a.bin",)),
+                                        "folder": Fixed(".robustness-download"), "progress": Flag(False)}),
+    Case("fedlab.data.fetch.fetch", {"names": Kind(["mnist"], extra=([], "mnist", ["imagenet"], 3)),
+                                     "progress": Flag(False)}, skip=("catalog", "echo")),
+    Case("fedlab.data.fetch.dataset_status", {}, skip=("catalog",)),
+    Case("fedlab.data.fetch.is_present", {"name": Choice("mnist")}, skip=("catalog",)),
+    Case("fedlab.data.fetch.require", {"names": Kind("mnist", extra=("imagenet", 3))}, fn=lambda names: require(names),
+         auto=False),
+    Case("fedlab.paper.absent_claims", {"claims": Kind([CLAIM], extra=(3, [3], "claims")),
+                                        "names": Kind(["femnist"], extra=([], "femnist", ["imagenet"], 3))}),
+    Case("fedlab.paper.start_paper_mode", {"names": Kind(["femnist"], extra=([], "femnist", ["imagenet"], 3)),
+                                           "claims": Kind([CLAIM], extra=(3, [3], "claims"))}),
+    Case("fedlab.paper.encode_text", {"text": Kind("abc", extra=(b"abc", 3, None))}),
+    Case("fedlab.paper.next_character_samples", {"codes": Arr(np.arange(10), nonempty=False,
+                                                                         extra=(np.zeros((2, 2)), np.ones(3) / 2)),
+                                                 "seq_len": Int(3, low=1), "stride": Int(1, low=1)}),
+    Case("fedlab.paper.read_tff_clients", {"path": File(__file__, extra=("/nonexistent/robustness/file.h5",)),
+                                           "fields": Fixed(("pixels",))}),
+    Case("fedlab.paper.load_femnist", {"n_clients": Int(None, low=1, optional=True), "seed": Int(0, low=0)}),
+    Case("fedlab.paper.load_shakespeare", {"n_clients": Int(None, low=1, optional=True), "seq_len": Int(80, low=1),
+                                           "stride": Int(80, low=1), "min_samples": Int(2, low=1),
+                                           "seed": Int(0, low=0)}),
+    Case("fedlab.paper.load_partitioned", {"name": Choice("mnist"), "n_clients": Int(4, low=1),
+                                           "test_fraction": Real(0.2, low=0, high=1), "seed": Int(0, low=0)},
+         auto=False),
+    Case("fedlab.paper.load_federated", {"name": Choice("mnist")}, auto=False),
+    Case("fedlab.models.femnist_cnn", {"n_classes": Int(62, low=2)}),
+    Case("fedlab.models.cifar_cnn", {"n_classes": Int(10, low=2)}),
+    Case("fedlab.models.char_lstm", {"vocabulary": Int(100, low=2)}),
+    Case("fedlab.engine.device.resolve_device", {"device": Kind(None, extra=("gpu0", 3, "cuda:7"))}),
     # ---------------------------------------------------------------- experiments
     Case("fedlab.experiments.aggregate.aggregate_seeds", {
         "records": Obj([{"config": {"a": 1}, "seed": 0, "result": {"m": 1.0}}],

@@ -34,6 +34,8 @@ EXCLUDED = {
     # no input, or not a call
     "fedlab.data.vision.data_dir": "takes no argument (reads FEDLAB_DATA)",
     "fedlab.engine.local.DivergenceError": "an exception class",
+    "fedlab.data.fetch.DownloadError": "an exception class, raised by download and fetch",
+    "fedlab.paper.DataAbsent": "an exception class, raised by start_paper_mode",
     "fedlab.experiments.sweep.SweepError": "an exception class, raised by sweep",
     "fedlab.engine.runner.Algorithm": "a typing Protocol, never instantiated",
     "fedlab.experiments.store.RunClaim": "a lock handle returned by ResultStore.claim (a file descriptor)",

@@ -1,0 +1,242 @@
+r"""Paper mode's data: the real data sets as :class:`~fedlab.engine.FederatedDataset`\ s, from ``$FEDLAB_DATA``.
+
+* FEMNIST and Shakespeare keep their **natural** split: one client per writer, one per speaking role, with
+  the train/test split TensorFlow Federated publishes (files from ``python -m fedlab data fetch femnist``).
+* MNIST, Fashion-MNIST, EMNIST, CIFAR-10 and CIFAR-100 are centralised: the experiment partitions the training images over
+  ``n_clients`` clients with one of :data:`fedlab.data.PARTITIONERS` (thesis §3.5.6: Dirichlet for CIFAR-10,
+  Pachinko over the superclasses for CIFAR-100, §1.6.2 for the pathological split), then splits each client's
+  samples into train and test (``test_fraction``, as the FedEM code does).
+
+Shakespeare is LEAF's next-character task: every window of ``seq_len`` characters (a ``stride`` apart) of a
+role's lines predicts the character that follows; characters are indices into :data:`VOCABULARY`
+(``string.printable``, as in the FedEM code), stored as floats in ``x`` (the engine stores features as float32;
+:func:`fedlab.models.char_lstm` casts them back).
+
+A notebook with a paper mode names its data sets in its metadata (``{"fedlab": {"paper_data": [...]}}``, read by
+the workbook) and calls :func:`start_paper_mode` first: when a data set is absent it shows the chapter's real-data
+claims as *not run* with the fetch command and stops with :class:`DataAbsent`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import string
+import tarfile
+from pathlib import Path
+from typing import Any, Callable
+
+import h5py
+import numpy as np
+
+from fedlab._rng import as_numpy_rng
+from fedlab._validation import check_choice, check_int, check_path, check_real, check_sequence, check_type
+from fedlab.claims import Claim, show_claims
+from fedlab.data.fetch import DATASETS, fetch_command, is_present, require
+from fedlab.data.partition import partition, train_test_split_clients
+from fedlab.data.vision import load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist
+from fedlab.engine import ClientData, FederatedDataset
+
+__all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients", "load_femnist",
+           "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
+
+VOCABULARY = string.printable
+_INDEX = {c: i for i, c in enumerate(VOCABULARY)}
+_SPACE = _INDEX[" "]
+_TFF_FILES = {"femnist": ("fed_emnist_train.h5", "fed_emnist_test.h5"),
+              "shakespeare": ("shakespeare_train.h5", "shakespeare_test.h5")}
+
+
+class DataAbsent(FileNotFoundError):
+    """A paper-mode run stopped because a real data set is not in ``$FEDLAB_DATA``; the message is the command."""
+
+
+def absent_claims(claims: list[Claim], names) -> list[Claim]:
+    """``claims`` marked *not run*, saying which data sets are absent and the command that fetches them."""
+    claims = _check_claims(claims)
+    names = [check_choice("names", n, DATASETS) for n in check_sequence("names", names, nonempty=True)]
+    why = f"data absent: {fetch_command(*names)}"
+    return [dataclasses.replace(c, measured=None, holds=None, why=why) for c in claims]
+
+
+def _check_claims(claims) -> list[Claim]:
+    check_sequence("claims", claims)
+    return [check_type("claims", c, Claim) for c in claims]
+
+
+def start_paper_mode(names, claims: list[Claim]) -> None:
+    """Check that the data sets ``names`` are present; if not, show ``claims`` as *not run: data absent* (the
+    scoreboard counts them) and raise :class:`DataAbsent` with the exact fetch command."""
+    names = [check_choice("names", n, DATASETS) for n in check_sequence("names", names, nonempty=True)]
+    claims = _check_claims(claims)
+    missing = [n for n in names if not is_present(n)]
+    if missing:
+        show_claims(absent_claims(claims, missing))
+        raise DataAbsent(f"paper mode needs {', '.join(missing)} in {DATASETS[missing[0]].folder.parent}: run  "
+                         f"{fetch_command(*missing)}")
+
+
+def encode_text(text: str) -> np.ndarray:
+    """Character indices into :data:`VOCABULARY` (a character outside it becomes a space)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}.")
+    return np.fromiter((_INDEX.get(c, _SPACE) for c in text), dtype=np.int64, count=len(text))
+
+
+def next_character_samples(codes: np.ndarray, seq_len: int = 80, stride: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Windows ``codes[i : i + seq_len]`` (``i`` a multiple of ``stride``) and the character after each.
+
+    Returns ``x`` of shape ``(n, seq_len)`` and ``y`` of shape ``(n,)`` (``n = 0`` when the text is too short).
+    """
+    codes = np.asarray(codes)
+    if codes.ndim != 1 or codes.dtype.kind not in "iu":
+        raise ValueError(f"codes must be a 1-D integer array, got dtype {codes.dtype} and shape {codes.shape}.")
+    seq_len, stride = check_int("seq_len", seq_len, low=1), check_int("stride", stride, low=1)
+    starts = np.arange(0, len(codes) - seq_len, stride)
+    x = codes[starts[:, None] + np.arange(seq_len)] if len(starts) else np.zeros((0, seq_len), np.int64)
+    return x, codes[starts + seq_len]
+
+
+def _extracted(name: str) -> tuple[Path, Path]:
+    """The train and test HDF5 files of ``name``, extracted from its archive on first use."""
+    require(name)
+    dataset = DATASETS[name]
+    folder = dataset.folder
+    targets = [folder / f for f in _TFF_FILES[name]]
+    if not all(t.is_file() for t in targets):
+        archive = folder / dataset.files[0].name
+        try:
+            with tarfile.open(archive, "r:*") as tar:
+                members = {Path(m.name).name: m for m in tar if m.isfile()}
+                for target in targets:
+                    if target.name not in members:
+                        raise ValueError(f"{archive} lacks {target.name}: not the published archive.")
+                    part = target.with_name(target.name + ".part")
+                    with tar.extractfile(members[target.name]) as src, part.open("wb") as out:
+                        out.write(src.read())
+                    part.replace(target)
+        except (tarfile.TarError, EOFError, OSError) as err:
+            raise ValueError(f"{archive} is not a readable archive ({err}); delete it and fetch it again.") from err
+    return targets[0], targets[1]
+
+
+def read_tff_clients(path: str | Path, fields: tuple[str, ...]) -> dict[str, dict[str, np.ndarray]]:
+    """Read a TensorFlow Federated HDF5 file: ``examples/<client id>/<field>`` for each client, in id order."""
+    path = check_path("path", path)
+    try:
+        with h5py.File(path, "r") as f:
+            examples = f["examples"]
+            return {cid: {fld: examples[cid][fld][()] for fld in fields} for cid in sorted(examples)}
+    except (OSError, KeyError) as err:
+        raise ValueError(f"{path} is not a TFF client file with fields {fields} ({err}).") from err
+
+
+def _optional_count(n_clients) -> int | None:
+    return None if n_clients is None else check_int("n_clients", n_clients, low=1)
+
+
+def _choose_clients(ids: list[str], n_clients: int | None, seed: int) -> list[str]:
+    if n_clients is None:
+        return ids
+    n_clients = check_int("n_clients", n_clients, low=1, high=len(ids))
+    pick = np.sort(as_numpy_rng(seed).choice(len(ids), size=n_clients, replace=False))
+    return [ids[i] for i in pick]
+
+
+def _dataset(train: list[tuple[np.ndarray, np.ndarray]], test: list[tuple[np.ndarray, np.ndarray]],
+             n_classes: int) -> FederatedDataset:
+    return FederatedDataset(ClientData.from_arrays([x for x, _ in train], [y for _, y in train]),
+                            ClientData.from_arrays([x for x, _ in test], [y for _, y in test], allow_empty=True),
+                            n_classes)
+
+
+def load_femnist(*, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:
+    """FEMNIST by writer (62 classes, images ``(1, 28, 28)`` in [0, 1]): TFF's train and test samples of each
+    writer; ``n_clients`` writers drawn at random with ``seed`` (all 3,400 by default).
+
+    The padded tensors hold ``n_clients x`` the largest writer's samples: all writers need about 5 GB.
+    """
+    n_clients, seed = _optional_count(n_clients), check_int("seed", seed, low=0)
+    train_path, test_path = _extracted("femnist")
+    train = read_tff_clients(train_path, ("pixels", "label"))
+    test = read_tff_clients(test_path, ("pixels", "label"))
+    ids = _choose_clients([c for c in train if c in test], n_clients, seed)
+    pairs = [[(d[c]["pixels"][:, None].astype(np.float32), d[c]["label"].astype(np.int64)) for c in ids]
+             for d in (train, test)]
+    return _dataset(pairs[0], pairs[1], 62)
+
+
+def load_shakespeare(*, n_clients: int | None = None, seq_len: int = 80, stride: int = 80, min_samples: int = 2,
+                     seed: int = 0) -> FederatedDataset:
+    """Shakespeare by speaking role, LEAF's next-character task (:func:`next_character_samples` on each role's
+    concatenated lines, train and test as TFF splits them). Roles with fewer than ``min_samples`` training
+    windows or no test window are left out; then ``n_clients`` roles are drawn at random with ``seed``."""
+    seq_len, stride = check_int("seq_len", seq_len, low=1), check_int("stride", stride, low=1)
+    min_samples, seed = check_int("min_samples", min_samples, low=1), check_int("seed", seed, low=0)
+    n_clients = _optional_count(n_clients)
+    train_path, test_path = _extracted("shakespeare")
+
+    def windows(clients):
+        out = {}
+        for cid, fields in clients.items():
+            text = "".join(s.decode("utf-8", "replace") if isinstance(s, bytes) else str(s)
+                           for s in fields["snippets"])
+            x, y = next_character_samples(encode_text(text), seq_len, stride)
+            out[cid] = (x.astype(np.float32), y)
+        return out
+
+    train = windows(read_tff_clients(train_path, ("snippets",)))
+    test = windows(read_tff_clients(test_path, ("snippets",)))
+    ids = [c for c in train if c in test and len(train[c][1]) >= min_samples and len(test[c][1]) >= 1]
+    if not ids:
+        raise ValueError(f"no speaking role has {min_samples} training windows of {seq_len + 1} characters.")
+    ids = _choose_clients(ids, n_clients, seed)
+    return _dataset([train[c] for c in ids], [test[c] for c in ids], len(VOCABULARY))
+
+
+_CENTRALISED: dict[str, tuple[Callable, int]] = {
+    "mnist": (lambda: load_mnist("train", as_float=True), 10),
+    "fashion_mnist": (lambda: load_fashion_mnist("train", as_float=True), 10),
+    "emnist": (lambda: load_emnist("train", as_float=True), 62),
+    "cifar10": (lambda: load_cifar10("train", as_float=True), 10),
+    "cifar100": (lambda: load_cifar100("train", as_float=True), 100),
+}
+
+
+def load_partitioned(name: str, *, n_clients: int, scheme: str = "dirichlet", test_fraction: float = 0.2,
+                     seed: int = 0, **scheme_options: Any) -> FederatedDataset:
+    """A centralised data set's training images over ``n_clients`` clients (``scheme``: a key of
+    :data:`fedlab.data.PARTITIONERS` with its options, e.g. ``alpha=0.3``), each client's samples split into
+    train and test. For CIFAR-100's ``"pachinko"``, the superclasses of the file are passed for you."""
+    name = check_choice("name", name, _CENTRALISED)
+    n_clients = check_int("n_clients", n_clients, low=1)
+    test_fraction = check_real("test_fraction", test_fraction, low=0, high=1, high_open=True)
+    seed = check_int("seed", seed, low=0)
+    require(name)
+    reader, n_classes = _CENTRALISED[name]
+    images, labels, *coarse = reader()
+    if scheme == "pachinko" and coarse:
+        scheme_options.setdefault("coarse_of_fine", _coarse_of_fine(labels, coarse[0]))
+    rng = as_numpy_rng(seed)
+    parts = partition(labels, scheme, n_clients=n_clients, rng=rng, **scheme_options)
+    xs_train, xs_test, ys_train, ys_test = train_test_split_clients(
+        [images[idx] for idx in parts], [labels[idx] for idx in parts], test_fraction, rng=rng)
+    return _dataset(list(zip(xs_train, ys_train)), list(zip(xs_test, ys_test)), n_classes)
+
+
+def _coarse_of_fine(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
+    mapping = np.zeros(int(fine.max()) + 1, dtype=np.int64)
+    mapping[fine] = coarse
+    return mapping
+
+
+FEDERATED_LOADERS: dict[str, Callable[..., FederatedDataset]] = {
+    "femnist": load_femnist,
+    "shakespeare": load_shakespeare,
+    **{name: (lambda name: lambda **kw: load_partitioned(name, **kw))(name) for name in _CENTRALISED},
+}
+
+
+def load_federated(name: str, **options: Any) -> FederatedDataset:
+    """``FEDERATED_LOADERS[name](**options)``: any data set of :data:`fedlab.data.fetch.DATASETS` as the engine's
+    FederatedDataset (stops with the fetch command when its files are absent)."""
+    check_choice("name", name, FEDERATED_LOADERS)
+    return FEDERATED_LOADERS[name](**options)

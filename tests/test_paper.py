@@ -1,0 +1,176 @@
+"""Paper mode's loaders on small files in the real formats (TFF's HDF5 archives, MNIST IDX, CIFAR-100 binary)."""
+import gzip
+import io
+import tarfile
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from fedlab.data.fetch import DATASETS
+from fedlab.engine import FederatedDataset
+from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
+from fedlab.paper import (VOCABULARY, encode_text, load_federated, load_femnist, load_partitioned, load_shakespeare,
+                          next_character_samples, read_tff_clients)
+
+
+def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
+    with h5py.File(path, "w") as f:
+        for cid, fields in clients.items():
+            for name, values in fields.items():
+                f.create_dataset(f"examples/{cid}/{name}", data=values)
+
+
+def _tar_bz2(archive, files) -> None:
+    with tarfile.open(archive, "w:bz2") as tar:
+        for path in files:
+            tar.add(path, arcname=path.name)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def femnist(cache, tmp_path):
+    rng = np.random.default_rng(0)
+    sizes = {"f0001_00": (7, 2), "f0002_11": (4, 3), "f0003_05": (9, 1), "f0004_40": (5, 0)}  # the last: no test
+    for split, column in (("train", 0), ("test", 1)):
+        _h5(tmp_path / f"fed_emnist_{split}.h5",
+            {cid: {"pixels": rng.random((n[column], 28, 28), dtype=np.float32),
+                   "label": rng.integers(0, 62, n[column]).astype(np.int32)}
+             for cid, n in sizes.items() if n[column]})
+    (cache / "femnist").mkdir(parents=True)
+    _tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2", [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
+    return sizes
+
+
+@pytest.fixture
+def shakespeare(cache, tmp_path):
+    text = {"THE_TEMPEST_PROSPERO": ("Now my charms are all o'erthrown, and what strength I have's mine own. " * 3,
+                                     "Which is most faint: now, 'tis true, I must be here confined by you."),
+            "HAMLET_OPHELIA": ("O, what a noble mind is here o'erthrown!", "Short."),
+            "KING_LEAR_FOOL": ("Have more than thou showest, speak less than thou knowest. " * 2,
+                               "Lend less than thou owest, ride more than thou goest; learn more than thou trowest.")}
+    for split, column in (("train", 0), ("test", 1)):
+        _h5(tmp_path / f"shakespeare_{split}.h5",
+            {cid: {"snippets": np.array([t[column].encode()])} for cid, t in text.items()})
+    (cache / "shakespeare").mkdir(parents=True)
+    _tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+             [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
+    return text
+
+
+def test_femnist_keeps_one_client_per_writer(femnist):
+    data = load_femnist()
+    assert isinstance(data, FederatedDataset) and data.n_classes == 62
+    assert data.n_clients == 3                                   # the writer without test samples is left out
+    assert data.train.n.tolist() == [7, 4, 9] and data.test.n.tolist() == [2, 3, 1]
+    assert data.train.feature_shape == (1, 28, 28)
+    assert load_federated("femnist", n_clients=2, seed=1).n_clients == 2
+
+
+def test_femnist_archive_is_extracted_once(femnist, cache):
+    load_femnist()
+    assert (cache / "femnist" / "fed_emnist_train.h5").is_file()
+    (cache / "femnist" / "fed_emnist.tar.bz2").unlink()         # the extracted files suffice afterwards...
+    with pytest.raises(FileNotFoundError, match="data fetch femnist"):   # ...but require() wants the archive
+        load_femnist()
+
+
+def test_shakespeare_is_next_character_prediction_by_role(shakespeare):
+    data = load_shakespeare(seq_len=10, stride=5)
+    assert data.n_classes == len(VOCABULARY) == 100
+    assert data.n_clients == 2                                  # OPHELIA's test line is shorter than a window
+    x, y, _ = data.train.client(1)
+    text = shakespeare["THE_TEMPEST_PROSPERO"][0]
+    assert "".join(VOCABULARY[int(c)] for c in x[1]) == text[5:15] and VOCABULARY[int(y[1])] == text[15]
+
+
+def test_character_windows_and_codes():
+    codes = encode_text("abcdefg")
+    x, y = next_character_samples(codes, seq_len=3, stride=2)
+    assert x.tolist() == [encode_text("abc").tolist(), encode_text("cde").tolist()]
+    assert y.tolist() == encode_text("df").tolist()
+    assert encode_text("é")[0] == VOCABULARY.index(" ")
+    assert next_character_samples(codes, seq_len=9)[0].shape == (0, 9)
+    with pytest.raises(ValueError, match="codes must be a 1-D integer array"):
+        next_character_samples(np.zeros((2, 2)), 1)
+    with pytest.raises(TypeError, match="text must be a str"):
+        encode_text(b"abc")
+
+
+def test_a_tff_file_without_the_fields_is_named(tmp_path):
+    _h5(tmp_path / "x.h5", {"a": {"other": np.zeros(3)}})
+    with pytest.raises(ValueError, match="x.h5 is not a TFF client file"):
+        read_tff_clients(tmp_path / "x.h5", ("pixels",))
+
+
+def _idx(array: np.ndarray) -> bytes:
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    return gzip.compress(header + array.astype(">u1").tobytes())
+
+
+def test_centralised_sets_are_partitioned_then_split(cache):
+    rng = np.random.default_rng(0)
+    folder = cache / "mnist"
+    folder.mkdir(parents=True)
+    labels = np.repeat(np.arange(10), 12)
+    for prefix, y in (("train", labels), ("t10k", labels[:10])):
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(_idx(y))
+    data = load_partitioned("mnist", n_clients=6, scheme="pathological", classes_per_client=2, test_fraction=0.25)
+    assert data.n_clients == 6 and data.n_classes == 10
+    assert int(data.train.n.sum() + data.test.n.sum()) == 120
+    hist = data.train.label_histograms(10) + data.test.label_histograms(10)
+    assert ((hist > 0).sum(1) == 2).all()
+
+
+def test_cifar100_pachinko_uses_the_files_superclasses(cache):
+    rng = np.random.default_rng(0)
+    fine = np.repeat(np.arange(100), 3)
+    coarse = fine % 20
+    records = np.concatenate([coarse[:, None], fine[:, None], rng.integers(0, 256, (300, 3072))], 1).astype(np.uint8)
+    folder = cache / "cifar100"
+    folder.mkdir(parents=True)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name in ("train.bin", "test.bin"):
+            payload = records.tobytes()
+            info = tarfile.TarInfo(f"cifar-100-binary/{name}")
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    (folder / "cifar-100-binary.tar.gz").write_bytes(buffer.getvalue())
+    data = load_partitioned("cifar100", n_clients=4, scheme="pachinko", alpha=0.5, beta=1.0)
+    assert data.n_classes == 100 and data.train.feature_shape == (3, 32, 32)
+
+
+def test_absent_data_stop_with_the_fetch_command(cache):
+    for name in DATASETS:
+        with pytest.raises(FileNotFoundError, match=f"python -m fedlab data fetch {name}"):
+            load_federated(name, **({} if name in ("femnist", "shakespeare") else {"n_clients": 2}))
+
+
+def test_bad_loader_arguments(cache):
+    with pytest.raises(ValueError, match="name"):
+        load_federated("imagenet")
+    with pytest.raises(ValueError, match="n_clients"):
+        load_partitioned("mnist", n_clients=0)
+
+
+@pytest.mark.parametrize("factory, shape, classes", [(femnist_cnn, (1, 28, 28), 62), (cifar_cnn, (3, 32, 32), 10),
+                                                     (char_lstm, (12,), 100)])
+def test_paper_models_train_on_stacked_rows(factory, shape, classes):
+    model = factory()
+    params = model.init(torch.Generator().manual_seed(0))
+    stacked = {k: v.unsqueeze(0).repeat(2, *[1] * v.dim()) for k, v in params.items()}
+    x = torch.rand((2, 3, *shape)) * (classes - 1 if factory is char_lstm else 1)
+    if factory is char_lstm:
+        x = x.floor()
+    losses, grads = model.loss_and_grad_stacked(stacked, x, torch.randint(0, classes, (2, 3)), None)
+    assert losses.shape == (2,) and len(grads) == len(params)
+    row0 = model.forward(params, x[0])
+    torch.testing.assert_close(model.forward_stacked(stacked, x)[0], row0)
