@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 import string
 import tarfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,9 +35,11 @@ from fedlab.claims import Claim, show_claims
 from fedlab.data.fetch import DATASETS, fetch_command, is_present, require
 from fedlab.data.partition import partition, train_test_split_clients
 from fedlab.data.vision import load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist
-from fedlab.engine import ClientData, FederatedDataset
+from fedlab.engine import ClientData, FederatedDataset, run
+from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
-__all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients", "load_femnist",
+__all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "stand_in_data",
+           "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients", "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
 
 VOCABULARY = string.printable
@@ -72,6 +76,82 @@ def start_paper_mode(names, claims: list[Claim]) -> None:
         show_claims(absent_claims(claims, missing))
         raise DataAbsent(f"paper mode needs {', '.join(missing)} in {DATASETS[missing[0]].folder.parent}: run  "
                          f"{fetch_command(*missing)}")
+
+
+#: The papers' models by name: ``MODELS[name](n_classes)``.
+MODELS: dict[str, Callable[[int], Model]] = {
+    "femnist_cnn": femnist_cnn,
+    "cifar_cnn": cifar_cnn,
+    "char_lstm": lambda n_classes: char_lstm(n_classes),
+    "mnist_logistic": lambda n_classes: LinearModel(28 * 28, n_classes),
+}
+
+#: Per data set: one sample's shape, the number of classes and a typical client size (for :func:`stand_in_data`).
+DATA_SHAPES: dict[str, tuple[tuple[int, ...], int, int]] = {
+    "mnist": ((1, 28, 28), 10, 600), "fashion_mnist": ((1, 28, 28), 10, 600), "emnist": ((1, 28, 28), 62, 300),
+    "femnist": ((1, 28, 28), 62, 226), "cifar10": ((3, 32, 32), 10, 500), "cifar100": ((3, 32, 32), 100, 500),
+    "shakespeare": ((80,), 100, 400),
+}
+
+
+@dataclass(frozen=True)
+class PaperSetting:
+    """One real-data experiment of a paper mode: our setting, and the paper's in words where it differs.
+
+    ``clients=None`` keeps every natural client; ``loader`` holds :func:`load_federated`'s options.
+    """
+
+    dataset: str
+    model: str
+    clients: int | None
+    rounds: int
+    local_steps: int
+    batch_size: int
+    lr: float
+    seeds: int
+    paper: str
+    loader: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_choice("dataset", self.dataset, DATASETS)
+        check_choice("model", self.model, MODELS)
+        for name in ("rounds", "local_steps", "batch_size", "seeds"):
+            check_int(name, getattr(self, name), low=1)
+        if self.clients is not None:
+            check_int("clients", self.clients, low=1)
+        check_real("lr", self.lr, low=0, low_open=True)
+
+    def build_model(self) -> Model:
+        return MODELS[self.model](DATA_SHAPES[self.dataset][1])
+
+    def load(self, seed: int = 0) -> FederatedDataset:
+        """The real data set (stops with the fetch command when absent)."""
+        extra = {} if self.clients is None else {"n_clients": self.clients}
+        return load_federated(self.dataset, seed=seed, **extra, **self.loader)
+
+
+def stand_in_data(setting: PaperSetting, *, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:
+    """Random data with the real set's shapes and client sizes (:data:`DATA_SHAPES`), for timing a setting where
+    the files are absent (speed does not depend on the values)."""
+    check_type("setting", setting, PaperSetting)
+    shape, n_classes, size = DATA_SHAPES[setting.dataset]
+    k = check_int("n_clients", n_clients if n_clients is not None else (setting.clients or 100), low=1)
+    rng = as_numpy_rng(check_int("seed", seed, low=0))
+    scale = n_classes - 1 if setting.dataset == "shakespeare" else 1
+    xs = [np.floor(rng.random((size, *shape), dtype=np.float32) * scale) if scale > 1 else
+          rng.random((size, *shape), dtype=np.float32) for _ in range(k)]
+    return FederatedDataset.from_client_arrays(xs, [rng.integers(0, n_classes, size) for _ in range(k)],
+                                               n_classes=n_classes, seed=seed)
+
+
+def seconds_per_round(algorithm, data: FederatedDataset, *, rounds: int = 2, device=None) -> float:
+    """Measured wall-clock seconds per round (training and evaluation) of ``algorithm`` on ``data``, after one
+    warm-up round; multiply by a setting's rounds and seeds for its expected run time on this machine."""
+    rounds = check_int("rounds", rounds, low=1)
+    state, _ = run(algorithm, data, rounds=1, device=device, progress=False)
+    start = time.perf_counter()
+    run(algorithm, data, rounds=rounds, state=state, device=device, progress=False)
+    return (time.perf_counter() - start) / rounds
 
 
 def encode_text(text: str) -> np.ndarray:

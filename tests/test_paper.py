@@ -11,8 +11,11 @@ import torch
 from fedlab.data.fetch import DATASETS
 from fedlab.engine import FederatedDataset
 from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
-from fedlab.paper import (VOCABULARY, encode_text, load_federated, load_femnist, load_partitioned, load_shakespeare,
-                          next_character_samples, read_tff_clients)
+from fedlab.algorithms import METHODS
+from fedlab.engine import LocalSGD
+from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
+                          load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
+                          seconds_per_round, stand_in_data)
 
 
 def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
@@ -174,3 +177,22 @@ def test_paper_models_train_on_stacked_rows(factory, shape, classes):
     assert losses.shape == (2,) and len(grads) == len(params)
     row0 = model.forward(params, x[0])
     torch.testing.assert_close(model.forward_stacked(stacked, x)[0], row0)
+
+
+def test_paper_setting_validates_and_builds_its_model():
+    setting = PaperSetting("femnist", "femnist_cnn", None, 200, 1, 128, 0.1, 3, "FedEM: 1 epoch per round")
+    assert setting.build_model().param_shapes()["head.weight"] == (62, 2048)
+    with pytest.raises(ValueError, match="dataset"):
+        PaperSetting("imagenet", "femnist_cnn", None, 1, 1, 1, 0.1, 1, "")
+    with pytest.raises(ValueError, match="lr"):
+        PaperSetting("femnist", "femnist_cnn", None, 1, 1, 1, 0.0, 1, "")
+
+
+def test_stand_in_data_has_the_real_shapes_and_times_a_round():
+    setting = PaperSetting("shakespeare", "char_lstm", 4, 10, 1, 8, 0.5, 1, "")
+    data = stand_in_data(setting, n_clients=3)
+    assert data.train.feature_shape == (80,) and data.n_classes == 100 and data.n_clients == 3
+    assert float(data.train.x.max()) <= 99 and bool((data.train.x == data.train.x.floor()).all())
+    small = stand_in_data(PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 1, ""))
+    algorithm = METHODS["fedavg"](MODELS["mnist_logistic"](10), LocalSGD(lr=0.1, local_steps=1, batch_size=4))
+    assert small.n_clients == 2 and seconds_per_round(algorithm, small, rounds=1) > 0

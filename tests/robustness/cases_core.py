@@ -11,6 +11,7 @@ from harness import (BAD_TEXT, NAN, Arr, Case, Choice, File, Fixed, Flag, Int, K
 from fedlab.algorithms import METHODS, FedAvg
 from fedlab.claims import Claim
 from fedlab.data.fetch import RemoteFile, fetch_command, require
+from fedlab.paper import PaperSetting, stand_in_data
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD
 from fedlab.models import LinearModel
 
@@ -74,6 +75,7 @@ def _tensor_clients():
     return d.x.clone(), d.y.clone(), d.n.clone()
 
 
+SETTING = PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 1, "")
 CLAIM = Claim("03_fedem", "Table 3.2", "accuracy (%)", paper=80.0, measured=79.0, rule="tolerance", tolerance=2.0)
 
 CASES = [
@@ -425,6 +427,18 @@ CASES = [
                                         "names": Kind(["femnist"], extra=([], "femnist", ["imagenet"], 3))}),
     Case("fedlab.paper.start_paper_mode", {"names": Kind(["femnist"], extra=([], "femnist", ["imagenet"], 3)),
                                            "claims": Kind([CLAIM], extra=(3, [3], "claims"))}),
+    Case("fedlab.paper.PaperSetting", {"dataset": Choice("mnist"), "model": Choice("mnist_logistic"),
+                                       "clients": Int(2, low=1, optional=True), "rounds": Int(1, low=1),
+                                       "local_steps": Int(1, low=1), "batch_size": Int(4, low=1),
+                                       "lr": Real(0.1, low=0, low_open=True), "seeds": Int(1, low=1),
+                                       "paper": Fixed("")}, auto=False),
+    Case("fedlab.paper.stand_in_data", {"setting": Obj(SETTING, extra=("mnist",)), "n_clients": Int(2, low=1,
+                                                                                                    optional=True),
+                                        "seed": Int(0, low=0)}),
+    Case("fedlab.paper.seconds_per_round", {"algorithm": Obj(METHODS["fedavg"](LinearModel(784, 10), w.solver()),
+                                                             extra=(w.solver(),)),
+                                            "data": Fixed(fresh(lambda: stand_in_data(SETTING))),
+                                            "rounds": Int(1, low=1)}, skip=("device",)),
     Case("fedlab.paper.encode_text", {"text": Kind("abc", extra=(b"abc", 3, None))}),
     Case("fedlab.paper.next_character_samples", {"codes": Arr(np.arange(10), nonempty=False,
                                                                          extra=(np.zeros((2, 2)), np.ones(3) / 2)),
