@@ -153,7 +153,8 @@ def main() -> int:
     print(header + "\n" + "-" * len(header))
     for name, (model, data) in workloads.items():
         data = data.to(device)
-        r = {b: rounds_per_second(_engine_round(model, data, b), args.seconds, device) for b in ("batched", "loop", "auto")}
+        r = {b: rounds_per_second(_engine_round(model, data, b), args.seconds, device)
+             for b in ("batched", "loop", "auto")}
         r["ref"] = rounds_per_second(ReferenceLoop(model, data, device).round, args.seconds, device)
         print(f"{name:<28}{r['batched']:9.2f}{r['loop']:9.2f}{r['auto']:9.2f}{r['ref']:9.2f}"
               f"{r['batched'] / r['ref']:9.1f}{r['batched'] / r['loop']:9.1f}{r['auto'] / r['loop']:10.2f}")

@@ -32,7 +32,8 @@ from fedlab._rng import Stream, numpy_rng, torch_generator
 from fedlab._validation import (check_array, check_bool, check_choice, check_int, check_real, check_simplex,
                                 check_type)
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, check_model_data, gossip,
-                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device, weighted_average)
+                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device,
+                           weighted_average)
 from fedlab.models import Model, Params, check_model, check_param_dict, check_params
 from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
                                        check_solver, check_weights, client_weights, sample_participants)

@@ -313,7 +313,8 @@ class ClusteredFL:
             for c in range(total):
                 members = np.flatnonzero(new_clusters[chosen] == c)
                 if len(members):
-                    rows.append(weighted_average({k: new[k][torch.as_tensor(members, device=new[k].device)]}, p[chosen[members]])[k])
+                    index = torch.as_tensor(members, device=new[k].device)
+                    rows.append(weighted_average({k: new[k][index]}, p[chosen[members]])[k])
                 else:
                     rows.append(v[old_of[c]])
             params[k] = torch.stack(rows)
