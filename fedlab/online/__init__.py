@@ -8,6 +8,8 @@ Entry points
   ``fedlab.engine.run(..., order="evaluate_first")``;
 - ``algorithms.omd_step`` and ``fedlab.gmm.em_step``: the two steps of FEM-OMD;
 - ``bounds.fem_omd_regret_bound``: Theorems 4.4.2–4.4.5;
+- ``algorithms.FedOMD``: the thesis's baseline (FedOMD with the Euclidean mirror map);
 - ``experiments.run_fem_omd_gmm`` / ``experiments.gmm_regret`` / ``experiments.digits_stream_regret``: regret
-  runs of §4.4.5.
+  runs of §4.4.5; ``experiments.thesis_fig49_configs`` / ``experiments.regret_summary``: Fig. 4.9 at the thesis's
+  stated setting; ``experiments.gradient_error_breakdown``: where the gradient error of (4.42) comes from.
 """

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -48,13 +48,14 @@ import torch
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
-from fedlab.engine import FederatedDataset, History, LocalSGD, local_sgd, metrics_from_proba
+from fedlab.engine import (FederatedDataset, History, LocalSGD, broadcast, local_sgd, metrics_from_proba,
+                           weighted_average)
 from fedlab.engine.local import DivergenceError
 from fedlab.gmm import (LOG_FLOOR, check_client_weights, check_samples, em_step, gaussian_log_kernel,
                         log_sum_exp, log_weights)
 from fedlab.models import Model, Params, init_stacked
-from fedlab.algorithms._common import check_data, check_solver
-from fedlab.algorithms import METHODS
+from fedlab.algorithms._common import ServerState, check_data, check_solver, client_weights
+from fedlab.algorithms import METHODS, FedAvg
 
 __all__ = [
     "STEP_SCHEDULES",
@@ -75,6 +76,8 @@ __all__ = [
     "logged",
     "FEMOMDState",
     "FEMOMD",
+    "FEDOMD_SCHEDULES",
+    "FedOMD",
 ]
 
 _LOG_CAP = math.log(1e300)  # largest log-magnitude of a gradient entry or of a step (keeps exp() finite)
@@ -550,8 +553,9 @@ class GaussianFEMOMD:
     (:func:`fedlab.gmm.em_step`), averages the means over time, estimates the weight gradient at the played weights
     and takes the entropic OMD step with :math:`\eta_t` from :data:`STEP_SCHEDULES`. Its info (History.log, read
     with :func:`logged`): ``eta``, ``grad_err`` :math:`\|\nabla_{t,c} - \hat\nabla_{t,c}\|_\infty` (the true
-    gradient (4.27) estimated on the loss draws) and ``grad_norm`` :math:`\|\hat\nabla_{t,c}\|_\infty` (after
-    clipping), lists over clients.
+    gradient (4.27) estimated on the loss draws), ``grad_norm`` :math:`\|\hat\nabla_{t,c}\|_\infty` (after
+    clipping) and ``true_grad_norm`` :math:`\|\nabla_{t,c}\|_\infty` (never clipped: the clip bounds the estimate,
+    not the exact gradient the error is measured against), lists over clients.
 
     Parameters
     ----------
@@ -619,8 +623,9 @@ class GaussianFEMOMD:
         if self.grad_clip is not None:
             g = np.maximum(g, -self.grad_clip)
         eta = STEP_SCHEDULES[self.schedule](t, data.horizon, m, self.lr)
-        info = {"eta": eta, "grad_err": np.abs(g - data.true_gradient(state.log_pi)).max(1).tolist(),
-                "grad_norm": np.abs(g).max(1).tolist()}
+        exact = data.true_gradient(state.log_pi)
+        info = {"eta": eta, "grad_err": np.abs(g - exact).max(1).tolist(), "grad_norm": np.abs(g).max(1).tolist(),
+                "true_grad_norm": np.abs(exact).max(1).tolist()}
         return GaussianFEMOMDState(mu, omd_log_step(state.log_pi, g, eta, None), t), info
 
     def evaluate(self, state: GaussianFEMOMDState, data: GMMStep) -> dict[str, np.ndarray]:
@@ -870,4 +875,50 @@ class FEMOMD:
         return out
 
 
+# ----------------------------------------------------------------------------------------- the FedOMD baseline
+
+FEDOMD_SCHEDULES = ("anytime", "constant")
+
+
+class FedOMD(FedAvg):
+    r"""FedOMD (Mitra, Hassani and Pappas, 2021) with the Euclidean mirror map: the baseline of thesis §4.4.5.2.
+
+    With the regulariser :math:`\mathcal R(\theta) = \frac12\|\theta\|_2^2` (the ":math:`L_2`-regularized
+    implementation"), the mirror step :math:`\theta\leftarrow\arg\min_\theta\eta_t\langle g,\theta\rangle +
+    D_{\mathcal R}(\theta, \theta_t)` is the gradient step :math:`\theta_t - \eta_tg`: every client runs
+    ``solver.local_steps`` online gradient steps on the samples of step t from the broadcast global model, and the
+    server averages. One global model, no mixture: clients play the same model whatever their weights. The step is
+    :math:`\eta_t = \eta_0/\sqrt t` (``"anytime"``, the schedule behind FedOMD's :math:`O(\sqrt T)` regret) or
+    :math:`\eta_0` (``"constant"``), with :math:`\eta_0` = ``solver.lr``; an :math:`L_2` penalty on the loss is
+    ``solver.weight_decay``.
+
+    Run online with ``fedlab.engine.run(FedOMD(...), stream, rounds=T, order="evaluate_first")``; the info of round
+    t holds ``lr`` (:math:`\eta_t`) and ``local_loss``.
+
+    Parameters
+    ----------
+    model : Model
+    solver : LocalSGD
+    schedule : {"anytime", "constant"}
+    weights : "size", "uniform" or array (K,)
+        Server weights.
+    backend : {"auto", "batched", "loop"}
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, *, schedule: str = "anytime", weights="uniform",
+                 backend: str = "auto") -> None:
+        super().__init__(model, solver, participation=1.0, weights=weights, backend=backend)
+        self.schedule = check_choice("schedule", schedule, FEDOMD_SCHEDULES)
+
+    def round(self, state: ServerState, data: FederatedDataset, seed: int) -> tuple[ServerState, dict]:
+        t = state.round + 1
+        lr = self.solver.lr / math.sqrt(t) if self.schedule == "anytime" else self.solver.lr
+        start = broadcast(state.params, data.n_clients)
+        new, loss = local_sgd(self.model, start, data.train, replace(self.solver, lr=lr),
+                              key=(seed, state.round, Stream.LOCAL), anchor=start, backend=self.backend)
+        p = client_weights(self.weights, data.train)
+        return ServerState(weighted_average(new, p), t), {"lr": lr, "local_loss": float(loss.mean())}
+
+
 METHODS.register("fem_omd", FEMOMD, chapter="online", label="FEM-OMD")
+METHODS.register("fedomd", FedOMD, chapter="online", label="FedOMD (Euclidean)")

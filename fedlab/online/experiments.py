@@ -5,6 +5,9 @@ r"""Experiments of the online-mixtures notebook (thesis §4.4.5): environments, 
   :math:`\pi^*_{t,c}\sim\mathrm{Dir}(\alpha 1_m)` drawn independently for every step and client;
 * :func:`run_fem_omd_gmm`: FEM-OMD for GMMs on that stream, run by the engine (a History);
   :func:`gmm_regret`: one such run summarised as JSON (regret curve, slope, bounds);
+* :data:`THESIS_FIG49`, :func:`thesis_fig49_configs` and :func:`regret_summary`: the three panels of Fig. 4.9 at
+  the setting the thesis states (centres :math:`\mathcal N(0, 5I_d)`, C = 50, n = 30), run with :func:`gmm_regret`;
+* :func:`gradient_error_breakdown`: where the gradient error of (4.42) comes from along a run;
 * :func:`separated_limit_regret`: the fully separated limit (loss :math:`\mathrm{KL}(\pi^*_t\|\pi)`), where
   Theorem 4.4.3's bound can be checked exactly (spec fact A9);
 * :class:`DigitsMixtureStream` and :func:`digits_stream_regret`: the discriminative variant on a
@@ -18,15 +21,15 @@ can run them in worker processes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
-from fedlab.online.algorithms import (FEMOMD, GaussianFEMOMD, GaussianFEMOMDState, GMMEnvironment, center_error,
-                                     logged, omd_log_step, regret_curves)
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
+from fedlab.online.algorithms import (FEMOMD, FedOMD, GaussianFEMOMD, GaussianFEMOMDState, GMMEnvironment,
+                                     center_error, logged, omd_log_step, regret_curves)
 from fedlab.online.bounds import (fem_omd_regret_bound, neg_entropy_diameter, omd_inexact_regret_bound,
                                   omd_stepsize)
 from fedlab.data.digits import load_digits_arrays
@@ -42,6 +45,10 @@ __all__ = [
     "run_fem_omd_gmm",
     "loglog_slope",
     "gmm_regret",
+    "THESIS_FIG49",
+    "thesis_fig49_configs",
+    "regret_summary",
+    "gradient_error_breakdown",
     "separated_limit_regret",
     "DigitsMixtureStream",
     "digits_stream_regret",
@@ -256,6 +263,111 @@ def gmm_regret(*, n_samples: int = 30, n_clients: int = 20, spread: float = 4.0,
             "min_separation": stream.min_separation}
 
 
+#: What §4.4.5.1 states about the runs of Fig. 4.9: centres drawn :math:`\mathcal N(0, sI_d)` with s = 5, weights
+#: Dir(0.1), C = 50 and n = 30 unless varied. It does not give d, m, T, K, the step or the initialisation.
+THESIS_FIG49 = {"centers": "paper", "spread": 5.0, "alpha": 0.1, "n_clients": 50, "n_samples": 30}
+
+
+def thesis_fig49_configs(*, horizon: int, dim: int = 2, n_components: int = 3, n_values=(1, 10, 30),
+                         c_values=(5, 10, 50, 100), s_values=(1.0, 2.5, 5.0)) -> dict[str, list[dict]]:
+    r""":func:`gmm_regret` configurations of the three panels of Fig. 4.9 at the thesis's stated setting.
+
+    :data:`THESIS_FIG49` fixes what the thesis states; ``dim``, ``n_components`` and ``horizon`` are the
+    assumptions (the thesis gives none of them), as are :func:`gmm_regret`'s defaults for the rest (K = 3, anytime
+    step :math:`\eta_t = \sqrt{\log m / t}`, clip 10, :math:`\mu_1` within the Assumption-28 radius).
+
+    Parameters
+    ----------
+    horizon : int
+        T >= 2.
+    dim, n_components : int
+        d >= 1 and m >= 1.
+    n_values : sequence of int
+        Left panel: samples per step at C = 50, s = 5.
+    c_values : sequence of int
+        Centre panel: clients at n = 1, s = 5.
+    s_values : sequence of float
+        Right panel: centre variances s at n = 30, C = 50.
+
+    Returns
+    -------
+    dict
+        ``{"n": [...], "C": [...], "s": [...]}``, each a list of keyword dicts for :func:`gmm_regret`.
+    """
+    horizon = check_int("horizon", horizon, low=2)
+    base = {**THESIS_FIG49, "horizon": horizon, "dim": check_int("dim", dim, low=1),
+            "n_components": check_int("n_components", n_components, low=1)}
+    return {"n": [{**base, "n_samples": check_int("n_values", n, low=1)}
+                  for n in check_sequence("n_values", n_values, nonempty=True)],
+            "C": [{**base, "n_samples": 1, "n_clients": check_int("c_values", c, low=1)}
+                  for c in check_sequence("c_values", c_values, nonempty=True)],
+            "s": [{**base, "spread": check_real("s_values", s, low=0, low_open=True)}
+                  for s in check_sequence("s_values", s_values, nonempty=True)]}
+
+
+def regret_summary(results: Any) -> dict:
+    r"""Seed aggregate of :func:`gmm_regret` results of one setting.
+
+    Parameters
+    ----------
+    results : sequence of dict
+        :func:`gmm_regret` outputs of the same configuration (one per seed).
+
+    Returns
+    -------
+    dict
+        ``t``; ``runs`` (n_seeds, T) regret curves :math:`\bar R_t`; ``slope`` and ``slope_std`` (mean and std over
+        seeds of :func:`loglog_slope` on :math:`[T/4, T]`), ``rate`` (mean :math:`\bar R_T/T`),
+        ``center_error`` (mean final centre error), ``min_separation`` (mean smallest centre distance).
+    """
+    check_sequence("results", results, nonempty=True)
+    for r in results:
+        if not isinstance(r, dict) or "mean_regret" not in r or "slope" not in r:
+            raise ValueError("results must hold gmm_regret outputs (dicts with 'mean_regret' and 'slope').")
+    t = results[0]["t"]
+    if any(r["t"] != t for r in results):
+        raise ValueError("results must share the horizon (the same t).")
+    slopes = np.array([r["slope"] for r in results], dtype=float)
+    return {"t": list(t), "runs": [list(r["mean_regret"]) for r in results], "slope": float(np.mean(slopes)),
+            "slope_std": float(np.std(slopes)), "rate": float(np.mean([r["regret_per_step"] for r in results])),
+            "center_error": float(np.mean([r["final_center_error"] for r in results])),
+            "min_separation": float(np.mean([r["min_separation"] for r in results]))}
+
+
+def gradient_error_breakdown(history: History, *, clip: float = 10.0) -> dict:
+    r"""Where the gradient error :math:`\|\nabla_{t,c} - \hat\nabla_{t,c}\|_\infty` of (4.42) comes from.
+
+    The clip of :class:`~fedlab.online.algorithms.GaussianFEMOMD` bounds the *estimate* :math:`\hat\nabla`; the error
+    is measured against the exact gradient (4.27), which is never clipped and reaches
+    :math:`\pi^*_{t,c,j}/\pi_{t,c,j}` when a played weight is small (Dirichlet(0.1) weights violate
+    Assumption 30). The (step, client) pairs split into those whose exact gradient exceeds the clip and the others.
+
+    Parameters
+    ----------
+    history : History
+        Of a :class:`~fedlab.online.algorithms.GaussianFEMOMD` run (its log holds ``grad_err`` and
+        ``true_grad_norm``).
+    clip : float
+        The run's ``grad_clip`` (> 0).
+
+    Returns
+    -------
+    dict
+        ``mean``, ``median`` (of the error over all pairs), ``share_above`` (fraction of pairs with
+        :math:`\|\nabla_{t,c}\|_\infty > \text{clip}`), ``mean_above`` / ``mean_below`` (mean error on each part, NaN
+        when empty), ``share_of_total`` (the part of the summed error of (4.42) due to the pairs above the clip),
+        ``max_true_norm`` (largest :math:`\|\nabla_{t,c}\|_\infty`).
+    """
+    clip = check_real("clip", clip, low=0, low_open=True)
+    err, norm = logged(history, "grad_err"), logged(history, "true_grad_norm")
+    above = norm > clip
+    part = lambda mask: float(err[mask].mean()) if mask.any() else float("nan")
+    return {"mean": float(err.mean()), "median": float(np.median(err)), "share_above": float(above.mean()),
+            "mean_above": part(above), "mean_below": part(~above),
+            "share_of_total": float(err[above].sum() / err.sum()) if err.sum() > 0 else 0.0,
+            "max_true_norm": float(norm.max())}
+
+
 def separated_limit_regret(*, n_components: int = 3, alpha: float = 0.1, horizon: int = 1000, seed: int = 0,
                            n_refine: int = 10) -> dict:
     r"""Entropic OMD in the fully separated limit, where Theorem 4.4.3 applies exactly (spec fact A9).
@@ -437,7 +549,8 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
                          horizon: int = 100, alpha: float = 0.1, mode: str = "label_groups", weights: str = "iid",
                          lr: float = 1.0,
                          lr_em: float = 0.5, local_steps: int = 1, batch_size: int = 6, n_em_steps: int = 1,
-                         average: str = "last", gradient: str = "model", seed: int = 0) -> dict:
+                         average: str = "last", gradient: str = "model", lr_fedomd: float | None = None,
+                         seed: int = 0) -> dict:
     r"""Discriminative FEM-OMD (m components) and its one-component version on :class:`DigitsMixtureStream`.
 
     Models are softmax regressions (64 -> 10). The accuracy regret (4.47) is
@@ -445,13 +558,15 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
     where
     :math:`h^*` is one softmax regression fitted (scikit-learn, default :math:`L_2` penalty) on every training
     sample of the horizon, pooled — our reading of "the optimal model trained on the aggregated samples".
-    The one-component run (``m = 1``: a single global model updated online with ``local_sgd`` and server
-    averaging) is the no-mixture reference; it is not the FedOMD baseline of the thesis.
+    The one-component run (``m = 1``: a single global model updated online with ``local_sgd``, constant step
+    ``lr_em``, and server averaging) is the no-mixture reference. ``"fedomd"`` is the thesis's baseline,
+    :class:`~fedlab.online.algorithms.FedOMD` with the Euclidean mirror map: the same single global model with
+    the decaying step :math:`\eta_t = \eta_0/\sqrt t`, :math:`\eta_0` = ``lr_fedomd`` (default ``lr_em``).
 
     Returns
     -------
     dict
-        ``t``; per method (``"fem_omd"``, ``"single"``): ``regret`` (mean over clients, cumulative),
+        ``t``; per method (``"fem_omd"``, ``"single"``, ``"fedomd"``): ``regret`` (mean over clients, cumulative),
         ``accuracy`` (per step, mean over clients) and ``mean_accuracy`` (over the second half of the horizon);
         ``comparator_accuracy`` (mean of :math:`h^*` over all test draws); ``final_weights`` (:math:`\pi_{T,c}`
         of the m-component run, (C, m)).
@@ -462,6 +577,7 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
                                  alpha=alpha, mode=mode, weights=weights, seed=seed)
     horizon = check_int("horizon", horizon, low=1)
     check_real("lr_em", lr_em, low=0, low_open=True)
+    lr_fedomd = lr_em if lr_fedomd is None else check_real("lr_fedomd", lr_fedomd, low=0, low_open=True)
     solver = LocalSGD(lr=lr_em, local_steps=local_steps, batch_size=batch_size)
     out: dict[str, Any] = {"t": list(range(1, horizon + 1))}
     x_all, y_all = stream.pooled(horizon)
@@ -481,4 +597,9 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
                      "mean_accuracy": float(acc[half].mean())}
         if name == "fem_omd":
             out["final_weights"] = state.weights.tolist()
+    fedomd = FedOMD(LinearModel(64, 10), replace(solver, lr=lr_fedomd), backend="batched")
+    _, history = run(fedomd, stream, rounds=horizon, seed=seed, order="evaluate_first", progress=False)
+    acc = _accuracy_curves(history)
+    out["fedomd"] = {"regret": np.cumsum((comp - acc).mean(1)).tolist(), "accuracy": acc.mean(1).tolist(),
+                     "mean_accuracy": float(acc[horizon // 2:].mean())}
     return out

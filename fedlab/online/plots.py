@@ -8,7 +8,7 @@ from fedlab.online.bounds import fem_omd_regret_bound, regret_crossover_horizon
 from fedlab.plots import plot_curves
 from fedlab.plots import figure_axes
 
-__all__ = ["plot_regret", "plot_regret_bounds", "plot_weight_paths"]
+__all__ = ["plot_regret", "plot_regret_panels", "plot_regret_bounds", "plot_weight_paths"]
 
 
 def plot_regret(curves: dict, *, bounds: dict | None = None, ax=None, loglog: bool = False, per_step: bool = False,
@@ -64,6 +64,55 @@ def plot_regret(curves: dict, *, bounds: dict | None = None, ax=None, loglog: bo
     if title:
         ax.set_title(title)
     ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_regret_panels(panels: dict, *, axes=None, loglog: bool = True, suptitle: str | None = None):
+    r"""Side-by-side regret panels (e.g. the three of Fig. 4.9), each drawn by :func:`plot_regret`.
+
+    Parameters
+    ----------
+    panels : dict
+        ``{panel title: {label: (t, runs)}}`` with ``runs`` of shape (n_seeds, T).
+    axes : sequence of matplotlib Axes, optional
+        One per panel.
+    loglog : bool
+        Logarithmic axes.
+    suptitle : str, optional
+
+    Returns
+    -------
+    fig, data
+        ``data[panel title]`` is :func:`plot_regret`'s data of that panel.
+    """
+    check_type("panels", panels, dict)
+    if not panels:
+        raise ValueError("panels must hold at least one {title: curves} entry.")
+    for title, curves in panels.items():
+        check_type(f"panels[{title!r}]", curves, dict)
+        for label, entry in curves.items():
+            name = f"panels[{title!r}][{label!r}]"
+            if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+                raise TypeError(f"{name} must be a pair (t, runs), got {type(entry).__name__}.")
+            t = check_array(f"{name} t", entry[0], ndim=1)
+            runs = np.atleast_2d(check_array(f"{name} runs", entry[1], finite=False))
+            if runs.shape[1] != t.shape[0]:
+                raise ValueError(f"{name}: runs have {runs.shape[1]} points, t has {t.shape[0]}.")
+    loglog = check_bool("loglog", loglog)
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.4), squeeze=False)
+        axes = axes[0]
+    else:
+        axes = list(check_sequence("axes", axes, size=len(panels)))
+        fig = axes[0].figure
+    data = {}
+    for ax, (title, curves) in zip(axes, panels.items()):
+        _, data[title] = plot_regret(curves, ax=ax, loglog=loglog, title=title)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
+    fig.tight_layout()
     return fig, data
 
 

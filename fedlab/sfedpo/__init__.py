@@ -7,5 +7,7 @@ Entry points
 - ``bounds.sfedpo_theorem1_bound`` / ``bounds.sfedpo_B``: Theorem 1 (6) and the term (15);
 - ``strategies.sampling_ratios`` / ``strategies.aggregation_weights`` (DDS, SAW) and ``strategies.theorem2_gap``;
 - ``algorithms.SFedPO`` and ``algorithms.PRESETS`` (SFedPO and the baselines of Table 2);
-- ``experiments.compare_methods``: the simulation of §B.8 at CPU scale.
+- ``experiments.compare_methods``: the simulation of §B.8 at CPU scale (softmax regression or an MLP,
+  ``experiments.make_model``);
+- ``experiments.ablation_configs`` / ``experiments.ablation_gains``: the ablations of the paper's Figs. 2-3.
 """

@@ -8,6 +8,9 @@ r"""Experiments of the SFedPO chapter (spec ``dynamic.md`` §B.8-B.9).
   the same stream (paired comparisons); returns the final accuracy on the global objective (3), the curves, each
   method's Theorem-1 bound and :math:`\mathcal B` at its strategy, and the training mixture it induces.
 * :func:`summarize`: mean ± std over seeds and paired differences against a baseline.
+* :data:`ABLATIONS`, :func:`ablation_configs` and :func:`ablation_gains`: the one-parameter ablations of the
+  paper's Figs. 2-3 (time steps, rounds, buffer size, sampling budget, the DDS and SAW constants) and the number of
+  states, as :func:`compare_methods` runs and paired gains.
 * :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2`, :data:`PAPER_TABLE3`: the published numbers.
 """
 from __future__ import annotations
@@ -30,9 +33,11 @@ from fedlab.sfedpo.data import (ORACLES, PredictionOracle, TemporalShiftDataset,
                                 perturb_oracle, round_state_distribution, shift_persistence)
 from fedlab.engine import LocalSGD, run
 from fedlab.experiments.aggregate import group_by_config
-from fedlab.models import LinearModel
+from fedlab.models import MLP, LinearModel, Model
 
 __all__ = [
+    "MODELS",
+    "make_model",
     "METHOD_LABELS",
     "DEFAULT_METHODS",
     "EXPLORER_STRATEGIES",
@@ -45,6 +50,9 @@ __all__ = [
     "compare_methods",
     "mixture_ceiling",
     "summarize",
+    "ABLATIONS",
+    "ablation_configs",
+    "ablation_gains",
     "PAPER_TABLE1",
     "PAPER_TABLE1_STD",
     "PAPER_TABLE2",
@@ -202,6 +210,33 @@ def bound_explorer(env: Mapping, *, alpha_budget: float = 0.5, speed: float = 1.
 
 # ------------------------------------------------------------------------------------ simulations
 
+#: Models of :func:`compare_methods`: softmax regression from zero (the spec's), or a one-hidden-layer ReLU network.
+MODELS = ("linear", "mlp")
+
+
+def make_model(model: str, dim: int, n_classes: int, *, hidden: int = 32) -> Model:
+    r"""The model :func:`compare_methods` trains: ``"linear"`` (``LinearModel``, zero init) or ``"mlp"``
+    (``MLP(dim, (hidden,), n_classes)``, random init from the run's seed).
+
+    A softmax regression is well specified on Gaussian classes with a shared covariance, so it can fit the Bayes
+    classifier of any state mixture when the states differ only in their class priors; with a per-state feature shift
+    it cannot, and the MLP can.
+
+    Parameters
+    ----------
+    model : {"linear", "mlp"}
+    dim, n_classes : int
+        Input dimension and number of classes (>= 1, >= 2).
+    hidden : int
+        Width of the MLP's hidden layer (>= 1).
+    """
+    check_choice("model", model, MODELS)
+    dim = check_int("dim", dim, low=1)
+    n_classes = check_int("n_classes", n_classes, low=2)
+    hidden = check_int("hidden", hidden, low=1)
+    return LinearModel(dim, n_classes, zero_init=True) if model == "linear" else MLP(dim, (hidden,), n_classes)
+
+
 def method_bound(method: SFedPO, data: TemporalShiftDataset, *, F1: float = 1.0, last_term: str = "printed") -> dict:
     r"""Theorem 1's bound and :math:`\mathcal B` (15) at a method's strategy for the data set's long-run :math:`\pi`.
 
@@ -266,11 +301,12 @@ def compare_methods(*, methods: Sequence[str] = DEFAULT_METHODS, scenario: str =
                     n_classes: int = 5, dim: int = 10, n_rounds: int = 60, n_steps: int = 5, capacity: int = 200,
                     alpha_budget: float = 0.5, lr: float = 0.1, batch_size: int = 32, sep: float = 1.0,
                     feature_shift: float = 0.0, q_mean: float = 0.3, q_std: float = 0.05, a1: float = 0.1,
-                    b1: float = 0.2, a2: float = 1.0, b2: float = 0.0, eval_every: int = 5, tail: int = 4,
-                    seed: int = 0) -> dict:
+                    b1: float = 0.2, a2: float = 1.0, b2: float = 0.0, model: str = "linear", hidden: int = 32,
+                    eval_every: int = 5, tail: int = 4, seed: int = 0) -> dict:
     r"""Train several methods on one draw of the temporal-shift environment (paired: same data, same initial model).
 
-    The model is softmax regression (``LinearModel(dim, n_classes)``, zero init); the metric is the accuracy on
+    The model is softmax regression (``LinearModel(dim, n_classes)``, zero init) or, with ``model="mlp"``, a
+    one-hidden-layer network of width ``hidden`` (:func:`make_model`); the metric is the accuracy on
     the global objective (3) (test samples of every state weighted by :math:`w`), averaged over the last ``tail``
     evaluations (every ``eval_every`` rounds) to smooth the last-iterate noise.
 
@@ -289,15 +325,15 @@ def compare_methods(*, methods: Sequence[str] = DEFAULT_METHODS, scenario: str =
     seed = check_int("seed", seed, low=0)
     tail = check_int("tail", tail, low=1)
     oracle_obj = PredictionOracle(check_choice("oracle", oracle, ORACLES), eps=check_real("eps", eps, low=0))
+    net = make_model(model, dim, n_classes, hidden=hidden)
     data = make_environment(scenario=scenario, speed=speed, n_clients=n_clients, n_states=n_states,
                             n_classes=n_classes, dim=dim, n_rounds=n_rounds, n_steps=n_steps, capacity=capacity,
                             sep=sep, feature_shift=feature_shift, q_mean=q_mean, q_std=q_std, seed=seed)
-    model = LinearModel(dim, n_classes, zero_init=True)
     solver = LocalSGD(lr=lr, batch_size=batch_size)
     out = {"methods": methods, "accuracy": {}, "curves": {}, "bound": {}, "B": {}, "mixture": {}, "mixture_l1": {},
            "buffer_l1": {}, "p_spread": {}}
     for name in methods:
-        method = PRESETS[name](model, solver, oracle=oracle_obj, alpha_budget=alpha_budget, a1=a1, b1=b1,
+        method = PRESETS[name](net, solver, oracle=oracle_obj, alpha_budget=alpha_budget, a1=a1, b1=b1,
                              a2=a2, b2=b2, backend="batched")  # a fixed backend: bitwise-reproducible numbers
         state, history = run(method, data, rounds=n_rounds, seed=seed, eval_every=eval_every, progress=False)
         rounds, curve = history.curve("global_accuracy", "mean")
@@ -385,6 +421,90 @@ def summarize(records: Sequence[Mapping], *, baseline: str = "fedavg_buffer", di
         row["delta_sum"] = ms([r["delta_sum"] for r in res])
         rows.append(row)
     return rows
+
+
+# ------------------------------------------------------------------------------------ ablations (Figs. 2-3)
+
+#: One-parameter ablations: :func:`compare_methods` argument -> (figure, values, method, baselines). The gain of
+#: ``method`` over each baseline is measured at every value, everything else at the defaults (partial access in the
+#: paper). Figs. 2a-c compare SFedPO with baselines; 2d DDS against uniform sampling (both with SAW, "an ablated
+#: version where clients sample data uniformly"); 3a/b DDS (uniform weights) and 3c/d SAW (uniform sampling)
+#: against uniform sampling and averaging. ``n_states`` (the number of latent states) is not in the paper's figures.
+ABLATIONS = {
+    "n_steps": ("Fig. 2a", (2, 5, 8, 10), "sfedpo", ("fedavg_buffer", "fedavg_latest")),
+    "n_rounds": ("Fig. 2b", (50, 100, 150, 200), "sfedpo", ("fedavg_buffer", "fedavg_latest")),
+    "capacity": ("Fig. 2c", (250, 500, 750, 1000), "sfedpo", ("fedavg_buffer", "fedavg_latest")),
+    "alpha_budget": ("Fig. 2d", (0.2, 0.3, 0.4, 0.5, 0.6), "sfedpo", ("sfedpo_saw",)),
+    "a1": ("Fig. 3a", (0.05, 0.1, 0.15, 0.2, 0.25), "sfedpo_dds", ("fedavg_buffer",)),
+    "b1": ("Fig. 3b", (0.15, 0.2, 0.25, 0.3, 0.35), "sfedpo_dds", ("fedavg_buffer",)),
+    "a2": ("Fig. 3c", (0.5, 1.0, 1.5, 2.0), "sfedpo_saw", ("fedavg_buffer",)),
+    "b2": ("Fig. 3d", (0.0, 0.25, 0.5, 1.0), "sfedpo_saw", ("fedavg_buffer",)),
+    "n_states": ("number of states", (4, 8, 12, 24), "sfedpo", ("fedavg_buffer",)),
+}
+
+
+def ablation_configs(param: str, *, values: Sequence | None = None, scenario: str = "partial", **fixed) -> list[dict]:
+    r""":func:`compare_methods` configurations of the ablation of ``param`` (:data:`ABLATIONS`).
+
+    Parameters
+    ----------
+    param : str
+        A key of :data:`ABLATIONS`.
+    values : sequence, optional
+        The values of ``param`` (default: the paper's grid).
+    scenario : {"full", "partial"}
+    **fixed
+        Other :func:`compare_methods` arguments, the same at every value.
+
+    Returns
+    -------
+    list of dict
+        One keyword dict per value, with ``methods`` = the method and its baselines.
+    """
+    check_choice("param", param, ABLATIONS)
+    _, grid_values, method, baselines = ABLATIONS[param]
+    values = grid_values if values is None else check_sequence("values", values, nonempty=True)
+    check_choice("scenario", scenario, ("full", "partial"))
+    if param in fixed or "methods" in fixed:
+        raise ValueError(f"fixed must not set the ablated parameter {param!r} or methods.")
+    return [{**fixed, "scenario": scenario, "methods": (method, *baselines), param: v} for v in values]
+
+
+def ablation_gains(records: Sequence[Mapping], param: str) -> dict:
+    r"""Paired gains of an ablation's method over its baselines, per value of ``param``.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        :func:`fedlab.experiments.sweep` records of :func:`compare_methods` on :func:`ablation_configs` ``(param)``.
+    param : str
+        A key of :data:`ABLATIONS`.
+
+    Returns
+    -------
+    dict
+        ``figure``, ``param``, ``method``, ``values`` (sorted), ``accuracy`` {method or baseline: list of mean
+        accuracy (%)}, ``gain`` {baseline: list of (mean, std) over seeds of the paired difference (pp)},
+        ``n_seeds`` (per value, the smallest).
+    """
+    check_choice("param", param, ABLATIONS)
+    check_sequence("records", records, nonempty=True)
+    figure, _, method, baselines = ABLATIONS[param]
+    by_value: dict = {}
+    for r in records:
+        if not isinstance(r, Mapping) or "config" not in r or "result" not in r or param not in r["config"]:
+            raise ValueError(f"records must be sweep records of compare_methods with {param!r} in their config.")
+        by_value.setdefault(r["config"][param], []).append(r["result"]["accuracy"])
+    values = sorted(by_value)
+    for v in values:
+        if any(m not in acc for acc in by_value[v] for m in (method, *baselines)):
+            raise ValueError(f"the records at {param} = {v} lack {method!r} or one of {baselines}.")
+    stat = lambda xs: (float(np.mean(xs)), float(np.std(xs)))
+    mean_acc = lambda m: [float(np.mean([a[m] for a in by_value[v]])) for v in values]
+    return {"figure": figure, "param": param, "method": method, "values": values,
+            "accuracy": {m: mean_acc(m) for m in (method, *baselines)},
+            "gain": {b: [stat([a[method] - a[b] for a in by_value[v]]) for v in values] for b in baselines},
+            "n_seeds": min(len(by_value[v]) for v in values)}
 
 
 # ------------------------------------------------------------------------------------ published numbers

@@ -22,6 +22,7 @@ __all__ = [
     "plot_method_curves",
     "plot_bound_vs_accuracy",
     "plot_oracle_sweep",
+    "plot_ablations",
 ]
 
 _TERMS = ("init", "variance", "local_variance", "drift_t1", "drift_t2", "drift_t3", "last")
@@ -315,4 +316,62 @@ def plot_oracle_sweep(eps, means: Mapping[str, Sequence[float]], stds: Mapping[s
     ax.set_xlabel("oracle perturbation ε")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
+    return fig, data
+
+
+def plot_ablations(ablations: Sequence[Mapping], *, labels: Mapping[str, str] | None = None, axes=None,
+                   ncols: int = 4):
+    r"""Paired gain (pp) of each ablation's method over its baselines against the ablated parameter (Figs. 2-3).
+
+    Parameters
+    ----------
+    ablations : sequence of dict
+        :func:`~fedlab.sfedpo.experiments.ablation_gains` outputs, one panel each.
+    labels : dict, optional
+        Display names of methods.
+    axes : sequence of matplotlib Axes, optional
+        One per ablation.
+    ncols : int
+        Panels per row when ``axes`` is None.
+
+    Returns
+    -------
+    fig, data
+        ``data[param] = {"x", "gain": {baseline: (mean, std) arrays}}``.
+    """
+    import matplotlib.pyplot as plt
+
+    check_sequence("ablations", ablations, nonempty=True)
+    for a in ablations:
+        if not isinstance(a, Mapping) or not {"param", "values", "gain", "method", "figure"} <= set(a):
+            raise ValueError("ablations must hold ablation_gains outputs (param, values, gain, method, figure).")
+    check_type("labels", labels, Mapping, optional=True)
+    labels = labels or {}
+    ncols = check_int("ncols", ncols, low=1)
+    check_axes("axes", axes, len(ablations))
+    if axes is None:
+        nrows = -(-len(ablations) // ncols)
+        fig, grid = plt.subplots(nrows, min(ncols, len(ablations)), figsize=(4 * min(ncols, len(ablations)),
+                                                                            3 * nrows), squeeze=False)
+        for ax in grid.ravel()[len(ablations):]:
+            ax.set_visible(False)
+        axes = grid.ravel()[:len(ablations)]
+    else:
+        fig = np.atleast_1d(axes)[0].figure
+    data = {}
+    for ax, a in zip(np.atleast_1d(axes), ablations):
+        x = check_array(f"ablation {a['param']!r} values", a["values"], ndim=1)
+        entry = {"x": x, "gain": {}}
+        for base, ms in a["gain"].items():
+            ms = check_array(f"ablation {a['param']!r} gain[{base!r}]", ms, shape=(x.size, 2))
+            ax.errorbar(x, ms[:, 0], yerr=ms[:, 1], marker="o", capsize=3,
+                        label=f"{labels.get(a['method'], a['method'])} − {labels.get(base, base)}")
+            entry["gain"][base] = (ms[:, 0], ms[:, 1])
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xlabel(a["param"])
+        ax.set_ylabel("paired gain (pp)")
+        ax.set_title(a["figure"], fontsize=9)
+        ax.legend(fontsize=6)
+        data[a["param"]] = entry
+    fig.tight_layout()
     return fig, data

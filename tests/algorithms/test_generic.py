@@ -182,7 +182,7 @@ def test_registry_presets_and_errors():
     alg = METHODS["sfedpo:fedprox_buffer"](LinearModel(5, 3), SOLVER)
     assert alg.solver.prox_mu == 0.1 and SOLVER.prox_mu == 0.0
     assert METHODS["fedem:fedprox"](LinearModel(5, 3), SOLVER, mu=0.3).mu == 0.3
-    assert set(METHODS.presets("online")) == {"fem_omd"}
+    assert set(METHODS.presets("online")) == {"fem_omd", "fedomd"}
     with pytest.raises(KeyError, match="unknown method 'fedsgd'"):
         METHODS["fedsgd"]
     with pytest.raises(ValueError, match="name must be one of"):

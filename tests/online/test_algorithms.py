@@ -396,3 +396,38 @@ def test_femomd_online_on_the_engine_scores_before_learning():
         assert hist.log[t] == {"round": t + 1, **info}
     for k in state.params:
         torch.testing.assert_close(state.params[k], played.params[k], rtol=0, atol=0)
+
+
+def test_fedomd_is_online_gradient_descent_with_decaying_step():
+    from fedlab.online.algorithms import FedOMD
+    from fedlab.online.experiments import DigitsMixtureStream
+
+    stream = DigitsMixtureStream(n_clients=3, n_components=2, n_samples=4, seed=0)
+    algo = FedOMD(LinearModel(64, 10), LocalSGD(lr=0.4, batch_size=4), backend="batched")
+    state, history = run(algo, stream, rounds=4, seed=0, order="evaluate_first", progress=False)
+    assert state.round == 4
+    np.testing.assert_allclose([e["lr"] for e in history.log], 0.4 / np.sqrt([1, 2, 3, 4]))
+    assert len(history.clients["test_accuracy"]) == 4 and history.clients["test_accuracy"][0].shape == (3,)
+    const = FedOMD(LinearModel(64, 10), LocalSGD(lr=0.4, batch_size=4), schedule="constant", backend="batched")
+    _, h2 = run(const, stream, rounds=2, seed=0, order="evaluate_first", progress=False)
+    assert [e["lr"] for e in h2.log] == [0.4, 0.4]
+    # one round equals FedAvg's round with the step of that round (t = 1: the solver's own lr)
+    from fedlab.algorithms import FedAvg
+
+    data = stream(0)
+    s_omd, _ = algo.round(algo.init(data, 0), data, 0)
+    fedavg = FedAvg(LinearModel(64, 10), LocalSGD(lr=0.4, batch_size=4), weights="uniform", backend="batched")
+    s_avg, _ = fedavg.round(fedavg.init(data, 0), data, 0)
+    for k in s_omd.params:
+        torch.testing.assert_close(s_omd.params[k], s_avg.params[k])
+    with pytest.raises(ValueError, match="schedule"):
+        FedOMD(LinearModel(64, 10), LocalSGD(lr=0.4), schedule="fixed")
+
+
+def test_gaussian_fem_omd_logs_the_exact_gradient_norm():
+    stream = make_gmm_stream(n_components=3, n_clients=4, horizon=6, seed=0)
+    _, history = run_fem_omd_gmm(stream, n_samples=5, n_mc_loss=20, seed=0)
+    true_norm, err, est = (F.logged(history, k) for k in ("true_grad_norm", "grad_err", "grad_norm"))
+    assert true_norm.shape == (6, 4) and np.all(true_norm >= 1.0 - 0.2)  # sum_j pi_j grad_j = -1: some |grad_j| >= 1
+    assert np.all(est <= 10.0 + 1e-12)
+    assert np.all(err <= true_norm + est + 1e-9)

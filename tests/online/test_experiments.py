@@ -152,3 +152,66 @@ def test_run_fem_omd_gmm_is_the_engine_run_on_the_stream():
     assert history.rounds == list(range(6)) and state.round == 6
     with pytest.raises(TypeError, match="GMMStream"):
         run_fem_omd_gmm(stream.means)
+
+
+def test_thesis_fig49_configs_and_regret_summary():
+    from fedlab.online.experiments import THESIS_FIG49, regret_summary, thesis_fig49_configs
+
+    panels = thesis_fig49_configs(horizon=10, dim=3, n_values=(1, 30), c_values=(5, 100), s_values=(1.0,))
+    assert [len(panels[k]) for k in ("n", "C", "s")] == [2, 2, 1]
+    assert all(c["centers"] == "paper" and c["dim"] == 3 and c["horizon"] == 10 for p in panels.values() for c in p)
+    assert [c["n_clients"] for c in panels["C"]] == [5, 100] and all(c["n_samples"] == 1 for c in panels["C"])
+    assert panels["n"][0]["n_clients"] == THESIS_FIG49["n_clients"] == 50
+    assert panels["s"][0]["spread"] == 1.0 and panels["s"][0]["n_samples"] == 30
+    cfg = {**panels["C"][0], "horizon": 12}
+    runs = [gmm_regret(**cfg, n_mc_loss=10, seed=s) for s in (0, 1)]
+    summary = regret_summary(runs)
+    json.dumps(summary)
+    assert np.shape(summary["runs"]) == (2, 12)
+    assert summary["slope"] == pytest.approx(np.mean([r["slope"] for r in runs]))
+    assert summary["rate"] == pytest.approx(np.mean([r["regret_per_step"] for r in runs]))
+    with pytest.raises(ValueError, match="horizon"):
+        regret_summary([runs[0], gmm_regret(**{**cfg, "horizon": 5}, n_mc_loss=10)])
+    with pytest.raises(ValueError, match="horizon"):
+        thesis_fig49_configs(horizon=1)
+
+
+def test_gradient_error_breakdown_splits_at_the_clip():
+    from fedlab.engine import History
+    from fedlab.online.experiments import gradient_error_breakdown
+
+    history = History()
+    history.log = [{"grad_err": [0.1, 50.0], "true_grad_norm": [1.0, 60.0]},
+                   {"grad_err": [0.3, 0.2], "true_grad_norm": [2.0, 3.0]}]
+    out = gradient_error_breakdown(history, clip=10.0)
+    assert out["share_above"] == pytest.approx(0.25) and out["mean_above"] == pytest.approx(50.0)
+    assert out["mean_below"] == pytest.approx(0.2) and out["share_of_total"] == pytest.approx(50.0 / 50.6)
+    assert out["max_true_norm"] == 60.0 and out["mean"] == pytest.approx(50.6 / 4)
+    assert math.isnan(gradient_error_breakdown(history, clip=100.0)["mean_above"])
+    stream = make_gmm_stream(n_clients=3, horizon=5, seed=0)
+    from fedlab.online.experiments import run_fem_omd_gmm
+
+    real = gradient_error_breakdown(run_fem_omd_gmm(stream, n_samples=5, n_mc_loss=10)[1])
+    assert 0.0 <= real["share_above"] <= 1.0 and real["median"] <= real["mean"] + 1e-12
+
+
+def test_digits_stream_regret_has_the_fedomd_baseline():
+    res = digits_stream_regret(n_clients=3, horizon=20, seed=0)
+    assert len(res["fedomd"]["regret"]) == len(res["fedomd"]["accuracy"]) == 20
+    assert 0.0 <= res["fedomd"]["mean_accuracy"] <= 1.0
+    slower = digits_stream_regret(n_clients=3, horizon=20, lr_fedomd=1e-4, seed=0)
+    assert slower["fem_omd"] == res["fem_omd"] and slower["fedomd"] != res["fedomd"]
+
+
+def test_plot_regret_panels_data():
+    from fedlab.online.plots import plot_regret_panels
+
+    t = np.arange(1, 6)
+    panels = {"left": {"a": (t, np.stack([t, 2 * t]))}, "right": {"b": (t, np.stack([t ** 0.5]))}}
+    fig, data = plot_regret_panels(panels, loglog=True, suptitle="Fig. 4.9")
+    np.testing.assert_allclose(data["left"]["a"]["mean"], 1.5 * t)
+    np.testing.assert_allclose(data["right"]["b"]["mean"], t ** 0.5)
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match="panels"):
+        plot_regret_panels({})

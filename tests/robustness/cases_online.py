@@ -30,6 +30,13 @@ def gmm_history():
     return run_fem_omd_gmm(stream(), n_samples=4, n_mc_loss=5)[1]
 
 
+@functools.cache
+def gmm_result():
+    from fedlab.online.experiments import gmm_regret
+
+    return gmm_regret(n_samples=4, n_clients=2, horizon=4, n_mc_loss=5)
+
+
 def gmm_history_kind(**kw):
     return Obj(gmm_history(), extra=(w.history(), {"clients": {}}), **kw)
 
@@ -93,6 +100,10 @@ CASES = [
                                     "grad_clip": Real(10.0, low=0, low_open=True, optional=True),
                                     "gradient": Choice("model"), "pi_init": Choice("uniform"),
                                     "average": Choice("running"), "backend": Choice("auto")}),
+    Case(f"{M}.algorithms.FedOMD", {"model": Obj(w.model(), extra=(w.solver(),)),
+                                    "solver": Obj(w.solver(), extra=(w.model(),)), "schedule": Choice("anytime"),
+                                    "weights": Kind("uniform", extra=(BAD_TEXT, [0.5, 0.6], 3)),
+                                    "backend": Choice("auto")}),
     Case(f"{M}.algorithms.FEMOMD.init", {"data": Obj(fresh(w.fed), extra=(w.clients(),)), "seed": Int(0, low=0)},
          fn=lambda **kw: __import__("fedlab.online.algorithms", fromlist=["x"]).FEMOMD(
              w.model(), w.solver(), n_components=2).init(**kw)),
@@ -191,7 +202,17 @@ CASES = [
         "n_test": Int(1, low=1), "horizon": Int(2, low=1), "alpha": Real(0.1, low=0, low_open=True),
         "mode": Choice("label_groups"), "weights": Choice("iid"), "lr": Real(1.0, low=0, low_open=True),
         "lr_em": Real(0.5, low=0, low_open=True), "local_steps": Int(1, low=1), "batch_size": Int(3, low=1),
-        "n_em_steps": Int(1, low=1), "average": Choice("last"), "gradient": Choice("model"), "seed": Int(0, low=0)}),
+        "n_em_steps": Int(1, low=1), "average": Choice("last"), "gradient": Choice("model"),
+        "lr_fedomd": Real(None, low=0, low_open=True, optional=True), "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.thesis_fig49_configs", {"horizon": Int(10, low=2), "dim": Int(2, low=1),
+                                                   "n_components": Int(3, low=1),
+                                                   "n_values": Kind((1, 30), extra=((0,), (1.5,), (), BAD_TEXT)),
+                                                   "c_values": Kind((5, 50), extra=((0,), (1.5,), (), BAD_TEXT)),
+                                                   "s_values": Kind((1.0, 5.0), extra=((0.0,), (NAN,), (), BAD_TEXT))}),
+    Case(f"{M}.experiments.regret_summary", {"results": Obj(fresh(lambda: [gmm_result()]),
+                                                            extra=([], [{}], BAD_TEXT, [1]))}),
+    Case(f"{M}.experiments.gradient_error_breakdown", {"history": gmm_history_kind(),
+                                                       "clip": Real(10.0, low=0, low_open=True)}),
     # ---------------------------------------------------------------- plots
     Case(f"{M}.plots.plot_regret", {
         "curves": Obj({"a": (np.arange(1.0, 4.0), np.ones((2, 3)))},
@@ -199,6 +220,10 @@ CASES = [
                              {"a": (np.array([1.0, NAN, 3.0]), np.ones((2, 3)))})),
         "bounds": Obj(None, optional=True, extra=({"b": (np.arange(1.0, 4.0), np.ones(2))}, {"b": 3}, [1])),
         "ax": AX, "loglog": Flag(False), "per_step": Flag(False)}),
+    Case(f"{M}.plots.plot_regret_panels", {
+        "panels": Obj({"p": {"a": (np.arange(1.0, 4.0), np.ones((2, 3)))}},
+                      extra=({}, {"p": 3}, [1], {"p": {"a": (np.arange(1.0, 4.0), np.ones((2, 2)))}})),
+        "axes": Kind(None, extra=(BAD_TEXT, 3)), "loglog": Flag(True)}),
     Case(f"{M}.plots.plot_regret_bounds", {"horizons": Arr(np.array([10.0, 100.0]), positive=True, ndim=1),
                                            "n_components": Int(2, low=1),
                                            "n_values": Kind((10, 100), extra=((0,), (1.5,), (), BAD_TEXT)),

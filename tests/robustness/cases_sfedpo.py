@@ -85,6 +85,20 @@ def summary_row():
     return summarize([{"config": {"scenario": "full"}, "seed": 0, "result": compared()}])[0]
 
 
+@functools.cache
+def ablation_gains_result():
+    from fedlab.sfedpo.experiments import ablation_gains
+
+    return ablation_gains(ablation_records(), "alpha_budget")
+
+
+def ablation_records():
+    from fedlab.sfedpo.experiments import compare_methods
+
+    result = compare_methods(**{**COMPARE, "methods": ("sfedpo", "sfedpo_saw")})
+    return [{"config": {"alpha_budget": 0.5, "scenario": "partial"}, "seed": 0, "result": result}]
+
+
 def pi_kind(**kw):
     return Arr(PI, simplex=True, **kw)
 
@@ -318,8 +332,17 @@ CASES = [
         "alpha_budget": Real(0.5, low=0, high=1, low_open=True), "lr": Real(0.1, low=0, low_open=True),
         "batch_size": Int(4, low=1), "sep": Real(1.0, low=0, low_open=True), "feature_shift": Real(0.0, low=0),
         "q_mean": Real(0.3, low=0, high=1, low_open=True), "q_std": Real(0.05, low=0), "a1": Real(0.1),
-        "b1": Real(0.2), "a2": Real(1.0), "b2": Real(0.0), "eval_every": Int(1, low=1), "tail": Int(1, low=1),
-        "seed": Int(0, low=0)}),
+        "b1": Real(0.2), "a2": Real(1.0), "b2": Real(0.0), "model": Choice("linear"), "hidden": Int(4, low=1),
+        "eval_every": Int(1, low=1), "tail": Int(1, low=1), "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.make_model", {"model": Choice("linear"), "dim": Int(2, low=1), "n_classes": Int(3, low=2),
+                                         "hidden": Int(4, low=1)}),
+    Case(f"{M}.experiments.ablation_configs", {"param": Choice("alpha_budget"),
+                                               "values": Kind(None, extra=((), BAD_TEXT, 3)),
+                                               "scenario": Choice("partial")}),
+    Case(f"{M}.experiments.ablation_gains", {"records": Obj(fresh(ablation_records), extra=([], [3], [{"seed": 0}], 3),
+                                                            also=("param",)),
+                                             "param": Kind("alpha_budget", extra=(BAD_TEXT, 3, "a1"),
+                                                           also=("records",))}),
     Case(f"{M}.experiments.mixture_ceiling", {"result": Obj(fresh(compared), extra=({}, [1]), also=("data",)),
                                               "data": Obj(fresh(shift), extra=(w.fed(),), also=("result",)),
                                               "n_samples": Int(50, low=1), "rng": Int(0, low=0)}),
@@ -357,6 +380,10 @@ CASES = [
                                                "baseline": Kind("fedavg_buffer", extra=(BAD_TEXT, 3)),
                                                "methods": Kind(None, extra=((BAD_TEXT,), BAD_TEXT)),
                                                "key": Kind("scenario", extra=(3,)), "ax": AX}),
+    Case(f"{M}.plots.plot_ablations", {"ablations": Obj(fresh(lambda: [ablation_gains_result()]),
+                                                        extra=([], [{}], BAD_TEXT, [3])),
+                                       "labels": Kind(None, extra=(BAD_TEXT, [1])), "axes": AX,
+                                       "ncols": Int(4, low=1)}),
     Case(f"{M}.plots.plot_oracle_sweep", {"eps": Arr((0.0, 0.1), nonneg=True, ndim=1, also=("means", "stds")),
                                           "means": Obj({"a": [60.0, 59.0]}, extra=({}, [1], {"a": [1.0]},
                                                                                    {"a": [NAN, 1.0]})),

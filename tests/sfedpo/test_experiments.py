@@ -122,3 +122,50 @@ def test_published_tables_fact_B11():
     assert PAPER_TABLE1_STD["SFedPO"]["CIFAR-10 partial"] == 0.80
     # spec B.7 item 10: Table 3 at eps = 0 (63.52) differs from Table 1 (63.53): separate runs
     assert PAPER_TABLE3["partial"][0][0] != PAPER_TABLE1["SFedPO"]["CIFAR-10 partial"]
+
+
+def test_make_model_and_compare_methods_with_an_mlp():
+    from fedlab.models import MLP
+    from fedlab.sfedpo.experiments import MODELS, make_model
+
+    for name in MODELS:
+        net = make_model(name, 4, 3, hidden=5)
+        assert net.n_inputs() == 4 and net.n_outputs() == 3
+    assert isinstance(make_model("mlp", 4, 3, hidden=5), MLP) and make_model("mlp", 4, 3, hidden=5).hidden == (5,)
+    assert isinstance(make_model("linear", 4, 3), LinearModel)
+    res = compare_methods(methods=("sfedpo", "fedavg_buffer"), model="mlp", hidden=8, **TINY)
+    lin = compare_methods(methods=("sfedpo", "fedavg_buffer"), **TINY)
+    assert res["mixture"] == lin["mixture"] and res["bound"] == lin["bound"]  # the strategy does not see the model
+    assert res["curves"] != lin["curves"]
+    again = compare_methods(methods=("sfedpo", "fedavg_buffer"), model="mlp", hidden=8, **TINY)
+    assert again["accuracy"] == res["accuracy"] and again["curves"] == res["curves"]
+    with pytest.raises(ValueError, match="model"):
+        make_model("cnn", 4, 3)
+    with pytest.raises(ValueError, match="hidden"):
+        compare_methods(model="mlp", hidden=0, **TINY)
+
+
+def test_ablation_configs_and_gains():
+    from fedlab.sfedpo.experiments import ABLATIONS, ablation_configs, ablation_gains
+
+    for param, (figure, values, method, baselines) in ABLATIONS.items():
+        cfgs = ablation_configs(param, n_clients=6)
+        assert [c[param] for c in cfgs] == list(values) and figure
+        assert all(c["methods"] == (method, *baselines) and c["scenario"] == "partial" and c["n_clients"] == 6
+                   for c in cfgs)
+    tiny = {k: v for k, v in TINY.items()}
+    cfgs = ablation_configs("alpha_budget", values=(0.3, 0.6), **tiny)
+    records = sweep(compare_methods, cfgs, [0, 1], executor="sequential", progress=False)
+    out = ablation_gains(records, "alpha_budget")
+    json.dumps(out)
+    assert out["values"] == [0.3, 0.6] and out["n_seeds"] == 2 and out["method"] == "sfedpo"
+    by = {(r["config"]["alpha_budget"], r["seed"]): r["result"]["accuracy"] for r in records}
+    gains = [by[(0.3, s)]["sfedpo"] - by[(0.3, s)]["sfedpo_saw"] for s in (0, 1)]
+    assert out["gain"]["sfedpo_saw"][0] == pytest.approx((np.mean(gains), np.std(gains)))
+    assert out["accuracy"]["sfedpo"][1] == pytest.approx(np.mean([by[(0.6, s)]["sfedpo"] for s in (0, 1)]))
+    with pytest.raises(ValueError, match="alpha_budget"):
+        ablation_configs("alpha_budget", alpha_budget=0.5)
+    with pytest.raises(ValueError, match="param"):
+        ablation_configs("lr")
+    with pytest.raises(ValueError, match="a1"):
+        ablation_gains(records, "a1")

@@ -85,3 +85,17 @@ def test_plot_method_results():
     assert data["full"]["mean"].tolist() == [90, 89]
     with pytest.raises(ValueError, match="means"):
         plot_oracle_sweep([0, 0.05], {"full": [90]})
+
+
+def test_plot_ablations_data():
+    from fedlab.sfedpo.plots import plot_ablations
+
+    abl = {"figure": "Fig. 2d", "param": "alpha_budget", "method": "sfedpo", "values": [0.2, 0.6],
+           "gain": {"sfedpo_saw": [(0.3, 0.1), (0.1, 0.05)]}}
+    fig, data = plot_ablations([abl, {**abl, "param": "a1", "figure": "Fig. 3a"}], labels={"sfedpo": "SFedPO"})
+    np.testing.assert_allclose(data["alpha_budget"]["x"], [0.2, 0.6])
+    np.testing.assert_allclose(data["alpha_budget"]["gain"]["sfedpo_saw"][0], [0.3, 0.1])
+    np.testing.assert_allclose(data["a1"]["gain"]["sfedpo_saw"][1], [0.1, 0.05])
+    assert sum(ax.get_visible() for ax in fig.axes) == 2
+    with pytest.raises(ValueError, match="ablations"):
+        plot_ablations([{"param": "x"}])
