@@ -391,3 +391,37 @@ CASES = [
                                                                                   {"a": [-1.0, 1.0]})),
                                           "ax": AX}),
 ]
+
+
+def REAL_SETTING_DICT():
+    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
+    import dataclasses
+
+    from fedlab.sfedpo.real_data import SETTINGS
+
+    return dataclasses.asdict(dataclasses.replace(SETTINGS["fashion_mnist"], rounds=2, seeds=1))
+
+
+def REAL_SETTING():
+    from fedlab.paper import PaperSetting
+
+    return PaperSetting(**REAL_SETTING_DICT())
+
+
+CASES += [
+    # ---------------------------------------------------------------- paper mode (fedlab.sfedpo.real_data)
+    Case(f"{M}.real_data.image_temporal_shift", {"setting": Obj(REAL_SETTING(), extra=("fashion_mnist",)),
+                                                 "scenario": Choice("full"), "seed": Int(0, low=0),
+                                                 "capacity": Int(8, low=1), "n_states": Int(12, low=6),
+                                                 "test_per_client": Int(5, low=1), "test_per_state": Int(5, low=1)}),
+    Case(f"{M}.real_data.sfedpo_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("fashion_mnist", [1])),
+                                             "scenario": Choice("full"), "seed": Int(0, low=0),
+                                             "methods": Kind(("sfedpo",), extra=((), (BAD_TEXT,), 3)),
+                                             "tail": Int(4, low=1)}, skip=("device",)),
+    Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
+                                      "datasets": Kind(("cifar10",), extra=((), ("mnist",), 3)),
+                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
+                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
+]
