@@ -55,6 +55,8 @@ class Stream:
     SFEDPO_ORACLE = 102
     # markovian
     MARKOV_NOISE = 11
+    # topology
+    TOPOLOGY_DATA = 41
 
     @classmethod
     def groups(cls) -> dict[str, dict[str, int]]:

@@ -22,7 +22,8 @@ def test_as_numpy_rng():
 
 def test_stream_ids_are_distinct_within_the_core_and_each_chapter():
     groups = Stream.groups()
-    assert set(groups) == {"core", "availability", "fedem", "knnper", "streams", "online", "sfedpo", "markov"}
+    assert set(groups) == {"core", "availability", "fedem", "knnper", "streams", "online", "sfedpo", "markov",
+                           "topology"}
     for owner, ids in groups.items():
         assert len(set(ids.values())) == len(ids), f"{owner} reuses a stream id: {ids}"
     assert groups["core"] == {"LOCAL": 0, "SAMPLING": 1, "INIT": 2, "PERSONAL": 3}

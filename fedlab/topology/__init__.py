@@ -9,14 +9,19 @@ Entry points
 - ``load_network`` / ``make_connectivity``: the five networks of §2.1.4.2 and their connectivity graphs;
 - ``design_overlay`` and ``cycle_time``: an overlay and its cycle time (eq. 2.5);
 - ``compare_overlays``: every overlay on a network (Tables 2.5, 2.6, C.1, C.2);
-- ``simulate_wall_clock``: the timeline of Algorithm 5.
+- ``simulate_wall_clock``: the timeline of Algorithm 5;
+- ``train_overlays`` / ``time_to_target``: DPASGD on each overlay against wall-clock time (Fig. 2.8, C.1-C.14);
+- ``mst_ties``: equally light minimum spanning trees and their cycle times.
 """
 from fedlab.mixing import (exact_average, fmmc_weights, local_degree_weights, metropolis_weights,
                            second_largest_eigenvalue_modulus, slem)
 from fedlab.topology.delays import (PRESETS, DelayParams, connectivity_delays, cycle_time, degree_one_delays,
                                     overlay_delays, overlay_from_edges, preset_params, throughput)
-from fedlab.topology.experiments import ALL_OVERLAYS, compare_overlays, matcha_schedules, ranking
-from fedlab.topology.matcha import (MatchaSchedule, greedy_matchings, matcha_alpha, matcha_cycle_time,
+from fedlab.topology.algorithms import AveragedDPASGD
+from fedlab.topology.experiments import (ALL_OVERLAYS, MST_RULES, TRAINED_OVERLAYS, TRAINING_METRICS, compare_overlays,
+                                         matcha_schedules, mst_ties, ranking, time_to_target, topology_federation,
+                                         train_overlays)
+from fedlab.topology.matcha import (MATCHA_RULES, MatchaSchedule, greedy_matchings, matcha_alpha, matcha_cycle_time,
                                     matcha_probabilities, matcha_round_times, matcha_schedule, matcha_weights,
                                     matching_decomposition, round_robin_matchings, sample_matcha_rounds)
 from fedlab.topology.maxplus import (critical_circuit, max_cycle_mean, max_cycle_mean_bruteforce,
@@ -24,23 +29,24 @@ from fedlab.topology.maxplus import (critical_circuit, max_cycle_mean, max_cycle
 from fedlab.topology.networks import (NETWORKS, Connectivity, Network, connectivity_graph, great_circle_km,
                                       load_network, make_connectivity, network_from_sites,
                                       random_geometric_network, read_gml_network, read_network_csv, read_sites)
-from fedlab.topology.overlays import (OVERLAYS, christofides_tour, cube_path, delta_mbst_overlay, delta_prim,
-                                      design_overlay, mst_overlay, prim_tree, ring_overlay, star_overlay)
+from fedlab.topology.overlays import (MST_TIES, OVERLAYS, christofides_tour, cube_path, delta_mbst_overlay, delta_prim,
+                                      design_overlay, kruskal_tree, mst_overlay, prim_tree, ring_overlay, star_overlay)
 from fedlab.topology.simulator import rounds_within, simulate_wall_clock
 
 __all__ = [
-    "ALL_OVERLAYS", "NETWORKS", "OVERLAYS", "PRESETS",
-    "Connectivity", "DelayParams", "MatchaSchedule", "Network",
+    "ALL_OVERLAYS", "MATCHA_RULES", "MST_RULES", "MST_TIES", "NETWORKS", "OVERLAYS", "PRESETS", "TRAINED_OVERLAYS",
+    "TRAINING_METRICS",
+    "AveragedDPASGD", "Connectivity", "DelayParams", "MatchaSchedule", "Network",
     "christofides_tour", "compare_overlays", "connectivity_delays", "connectivity_graph",
     "critical_circuit", "cube_path", "cycle_time", "degree_one_delays",
     "delta_mbst_overlay", "delta_prim", "design_overlay", "exact_average", "fmmc_weights",
-    "great_circle_km", "greedy_matchings", "load_network", "local_degree_weights",
+    "great_circle_km", "greedy_matchings", "kruskal_tree", "load_network", "local_degree_weights",
     "make_connectivity", "matcha_alpha", "matcha_cycle_time", "matcha_probabilities",
     "matcha_round_times", "matcha_schedule", "matcha_schedules", "matcha_weights",
     "matching_decomposition", "max_cycle_mean", "max_cycle_mean_bruteforce", "metropolis_weights",
-    "mst_overlay", "network_from_sites", "overlay_delays", "overlay_from_edges", "preset_params",
+    "mst_overlay", "mst_ties", "network_from_sites", "overlay_delays", "overlay_from_edges", "preset_params",
     "prim_tree", "random_geometric_network", "ranking", "read_gml_network", "read_network_csv", "read_sites",
     "ring_overlay", "rounds_within", "round_robin_matchings", "sample_matcha_rounds",
     "second_largest_eigenvalue_modulus", "simulate_maxplus", "simulate_wall_clock", "slem",
-    "star_overlay", "throughput",
+    "star_overlay", "throughput", "time_to_target", "topology_federation", "train_overlays",
 ]

@@ -1,18 +1,36 @@
-"""Cycle times of every overlay on a network: the experiment of thesis Tables 2.5, 2.6, C.1 and C.2."""
+"""Experiments of the topology chapter.
+
+* Cycle times of every overlay on a network: Tables 2.5, 2.6, C.1 and C.2 (``compare_overlays``).
+* Training with DPASGD on each overlay, against rounds and against the wall-clock time of the
+  network: Fig. 2.8, Figs. C.1-C.14 and the speed-up columns of Tables 2.5 and 2.6
+  (``train_overlays``, ``time_to_target``).
+* Equally light minimum spanning trees (``mst_ties``).
+"""
 from __future__ import annotations
 
 import networkx as nx
 import numpy as np
 
+from fedlab._rng import Stream, derive_seed, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.topology.delays import DelayParams, check_network_args, cycle_time
-from fedlab.topology.matcha import MatchaSchedule, matcha_cycle_time, matcha_schedule
+from fedlab.data import make_leaf_synthetic
+from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.mixing import exact_average, local_degree_weights
+from fedlab.models import LinearModel
+from fedlab.topology.algorithms import AveragedDPASGD
+from fedlab.topology.delays import DelayParams, check_network_args, connectivity_delays, cycle_time, overlay_from_edges
+from fedlab.topology.matcha import (MatchaSchedule, matcha_cycle_time, matcha_round_times, matcha_schedule,
+                                    matcha_weights, sample_matcha_rounds)
 from fedlab.topology.networks import Connectivity
-from fedlab.topology.overlays import OVERLAYS
+from fedlab.topology.overlays import MST_TIES, OVERLAYS, kruskal_tree, prim_tree
+from fedlab.topology.simulator import simulate_wall_clock
 
-__all__ = ["ALL_OVERLAYS", "matcha_schedules", "compare_overlays", "ranking"]
+__all__ = ["ALL_OVERLAYS", "TRAINED_OVERLAYS", "TRAINING_METRICS", "matcha_schedules", "compare_overlays", "ranking",
+           "topology_federation", "train_overlays", "time_to_target", "MST_RULES", "mst_ties"]
 
 ALL_OVERLAYS = ("star", "matcha", "matcha+", "mst", "delta_mbst", "ring")
+TRAINED_OVERLAYS = ("star", "matcha+", "mst", "delta_mbst", "ring")
+TRAINING_METRICS = ("train_loss", "train_accuracy", "test_loss", "test_accuracy")
 
 
 def _undirected_connectivity(conn: Connectivity) -> nx.Graph:
@@ -89,3 +107,199 @@ def ranking(cycle_times: dict[str, float]) -> list[str]:
     for name, value in check_type("cycle_times", cycle_times, dict).items():
         check_real(f"cycle_times[{name!r}]", value, low=0.0)
     return sorted(cycle_times, key=cycle_times.get)
+
+
+def topology_federation(n_silos: int, seed: int = 0, *, heterogeneity: float = 0.5,
+                        max_samples: int = 500) -> FederatedDataset:
+    r"""LEAF Synthetic(:math:`\gamma, \delta`) split over the silos of a network, 20 % test per silo.
+
+    Silo sizes are :math:`\min(\lfloor\mathrm{LogN}(4, 1)\rfloor + 50,` ``max_samples``:math:`)`; the
+    CPU-scale stand-in for the thesis's iNaturalist and LEAF silos (section 2.1.4.3).
+
+    Parameters
+    ----------
+    n_silos : int
+        Number of silos (>= 2).
+    seed : int
+    heterogeneity : float
+        :math:`\gamma = \delta \ge 0` of the generator.
+    max_samples : int
+        Cap on a silo's samples.
+    """
+    n_silos = check_int("n_silos", n_silos, low=2)
+    check_int("seed", seed, low=0)
+    heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0)
+    max_samples = check_int("max_samples", max_samples, low=10)
+    rng = numpy_rng(seed, Stream.TOPOLOGY_DATA)
+    sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_silos).astype(np.int64) + 50, max_samples)
+    arrays = make_leaf_synthetic(heterogeneity, heterogeneity, n_samples=sizes, dim=60, n_classes=10, rng=rng)
+    return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
+                                               seed=derive_seed(seed, Stream.TOPOLOGY_DATA, 1))
+
+
+def _matcha_plan(schedule: MatchaSchedule, conn: Connectivity, params: DelayParams, rounds: int, seed: int):
+    """MATCHA(+) rounds: the local-degree matrix of each round's matchings and the barrier clock (ms)."""
+    active = sample_matcha_rounds(schedule, rounds, seed)
+    durations = matcha_round_times(schedule, conn, params, rounds, seed)  # same seed: the same active rows
+
+    def mixing(t: int, _rng) -> np.ndarray:
+        return matcha_weights(schedule, active[t], rule="local_degree")
+
+    return mixing, np.r_[0.0, np.cumsum(durations)], float(durations.mean())
+
+
+def _overlay_plan(name: str, conn: Connectivity, params: DelayParams, rounds: int):
+    """Consensus matrix (local degree; exact averaging for the STAR), Algorithm 5's clock (ms) and tau."""
+    overlay = OVERLAYS[name](conn, params)
+    clock = simulate_wall_clock(overlay, conn, params, rounds).max(axis=1)
+    mixing = exact_average(conn.n) if name == "star" else local_degree_weights(overlay)
+    return mixing, clock, cycle_time(overlay, conn, params)
+
+
+def _train(mixing, data: FederatedDataset, rounds: int, lr: float, batch_size: int, local_steps: int,
+           seed: int, eval_every: int) -> dict[str, list]:
+    """One DPASGD run on the engine: the average model's metrics at the evaluated rounds."""
+    model = LinearModel(data.train.x.shape[-1], data.n_classes)
+    algorithm = AveragedDPASGD(model, LocalSGD(lr, local_steps=local_steps, batch_size=batch_size), mixing,
+                               backend="batched")
+    _, history = run(algorithm, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False)
+    out = {"round": [int(r) for r in history.curve("train_loss")[0]]}
+    out.update({name: [float(v) for v in history.curve(name)[1]] for name in TRAINING_METRICS})
+    return out
+
+
+def _same_mixing(a, b) -> bool:
+    return not callable(a) and not callable(b) and np.array_equal(a, b)
+
+
+def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDataset, *, rounds: int, lr: float,
+                   names=TRAINED_OVERLAYS, batch_size: int = 32, seed: int = 0, eval_every: int = 1,
+                   schedules: dict | None = None) -> dict:
+    r"""Train DPASGD (2.2) on each overlay and put every round on the network's wall clock.
+
+    Each overlay trains the same model from the same seed with :math:`s` = ``params.local_steps``
+    local steps per round; the consensus step uses the local-degree weights (2.12)-(2.13), exact
+    averaging for the STAR, and for MATCHA(+) the local-degree weights of each round's random union
+    of matchings. Round :math:`k` ends at :math:`\max_i t_i(k)` of the time simulator (Algorithm 5,
+    whose slope is the cycle time (2.5)); MATCHA(+) rounds last their barrier duration. The clock is
+    exact, not timed. Overlays with the same consensus matrix (e.g. MST = δ-MBST) train once.
+
+    Parameters
+    ----------
+    conn : Connectivity
+    params : DelayParams
+    data : FederatedDataset
+        One client per silo (``data.n_clients == conn.n``).
+    rounds : int
+        Communication rounds (>= 1).
+    lr : float
+        SGD step size.
+    names : sequence of str
+        Among ``"star", "matcha", "matcha+", "mst", "delta_mbst", "ring"``.
+    batch_size : int
+    seed : int
+        Seed of the training and of MATCHA's random matchings.
+    eval_every : int
+        Evaluate every ``eval_every`` rounds (and at the end).
+    schedules : dict, optional
+        Precomputed :func:`matcha_schedules`.
+
+    Returns
+    -------
+    dict
+        ``{"tau_ms": {name: tau}, "curves": {name: {"round", "time_s", "train_loss", "train_accuracy",
+        "test_loss", "test_accuracy"}}}``, lists at the evaluated rounds (JSON-serialisable).
+    """
+    check_network_args(conn, params)
+    check_type("data", data, FederatedDataset)
+    if data.n_clients != conn.n:
+        raise ValueError(f"data must have one client per silo ({conn.n}), got {data.n_clients}.")
+    rounds = check_int("rounds", rounds, low=1)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    names = [check_choice("names", name, ALL_OVERLAYS) for name in check_type("names", names, (tuple, list))]
+    if not names:
+        raise ValueError("names must list at least one overlay.")
+    batch_size, eval_every = check_int("batch_size", batch_size, low=1), check_int("eval_every", eval_every, low=1)
+    check_int("seed", seed, low=0)
+    if any(name.startswith("matcha") for name in names):
+        schedules = matcha_schedules(conn) if schedules is None else check_type("schedules", schedules, dict)
+    out, trained = {"tau_ms": {}, "curves": {}}, []
+    for name in names:
+        if name.startswith("matcha"):
+            mixing, clock, tau = _matcha_plan(schedules[name], conn, params, rounds, seed)
+        else:
+            mixing, clock, tau = _overlay_plan(name, conn, params, rounds)
+        curves = next((c for m, c in trained if _same_mixing(m, mixing)), None)
+        if curves is None:
+            curves = _train(mixing, data, rounds, lr, batch_size, max(params.local_steps, 1), seed, eval_every)
+            trained.append((mixing, curves))
+        out["tau_ms"][name] = tau
+        out["curves"][name] = {**curves, "time_s": [float(clock[r]) / 1000 for r in curves["round"]]}
+    return out
+
+
+def time_to_target(result: dict, target: float, metric: str = "train_accuracy") -> dict[str, dict]:
+    """First evaluated round, and its wall-clock time, at which each overlay reaches ``target``.
+
+    The thesis's training time (section 2.1.4.5): the time to reach a training-accuracy target.
+
+    Parameters
+    ----------
+    result : dict
+        From :func:`train_overlays`.
+    target : float
+        Level of ``metric`` to reach (at least ``target``; for a loss, at most).
+    metric : str
+        One of :data:`TRAINING_METRICS`.
+
+    Returns
+    -------
+    dict
+        ``{name: {"round": int or None, "time_s": float or None}}`` (None: never reached).
+    """
+    check_type("result", result, dict)
+    if not isinstance(result.get("curves"), dict) or not result["curves"]:
+        raise ValueError("result must be a train_overlays result with at least one curve.")
+    target = check_real("target", target)
+    metric = check_choice("metric", metric, TRAINING_METRICS)
+    out = {}
+    for name, curve in result["curves"].items():
+        values = np.asarray(curve[metric], dtype=float)
+        hit = values <= target if metric.endswith("loss") else values >= target
+        k = int(np.argmax(hit)) if hit.any() else None
+        out[name] = {"round": None if k is None else curve["round"][k],
+                     "time_s": None if k is None else curve["time_s"][k]}
+    return out
+
+
+MST_RULES = (*MST_TIES, "prim")
+
+
+def mst_ties(conn: Connectivity, params: DelayParams) -> dict[str, dict]:
+    r"""Minimum spanning trees of :math:`d^{(u)}` (Prop. 2.1.1) by each tie rule, and their cycle times.
+
+    ``"index"`` (Kruskal in networkx's order: the authors' tree), ``"degree"`` (Kruskal preferring
+    low-degree endpoints among equally light edges) and ``"prim"`` (Prim from silo 0). All have the
+    minimum total weight; with finite access links their cycle times under eq. (2.3) can differ.
+
+    Returns
+    -------
+    dict
+        ``{rule: {"weight": total d^(u) (ms), "max_degree": int, "tau_ms": cycle time}}``.
+    """
+    check_network_args(conn, params)
+    W = _symmetric(connectivity_delays(conn, params))
+    trees = {rule: kruskal_tree(W, rule) for rule in MST_TIES}
+    trees["prim"] = prim_tree(W)
+    return {rule: {"weight": float(tree.size(weight="weight")),
+                   "max_degree": int(max(d for _, d in tree.degree())),
+                   "tau_ms": cycle_time(overlay_from_edges(conn.n, tree.edges), conn, params)}
+            for rule, tree in trees.items()}
+
+
+def _symmetric(d: np.ndarray) -> np.ndarray:
+    """:math:`(d_{ij} + d_{ji})/2` on pairs joined both ways, ``inf`` elsewhere (the MST's weights)."""
+    both = np.isfinite(d) & np.isfinite(d.T)
+    out = np.where(both, (np.where(both, d, 0.0) + np.where(both, d.T, 0.0)) / 2, np.inf)
+    np.fill_diagonal(out, np.inf)
+    return out

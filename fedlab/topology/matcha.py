@@ -43,6 +43,7 @@ __all__ = [
     "matcha_round_times",
     "matcha_cycle_time",
     "matcha_weights",
+    "MATCHA_RULES",
 ]
 
 
@@ -332,13 +333,35 @@ def matcha_cycle_time(schedule: MatchaSchedule, conn: Connectivity, params: Dela
     return float(matcha_round_times(schedule, conn, params, n_rounds, rng).mean())
 
 
-def matcha_weights(schedule: MatchaSchedule, active) -> np.ndarray:
-    r"""Consensus matrix :math:`W_k = I - \alpha L_k` of one round (``active``: bool per matching)."""
+def _local_degree(L: np.ndarray) -> np.ndarray:
+    """Local-degree weights (eqs. 2.12-2.13) of the graph with Laplacian ``L`` (components allowed)."""
+    deg = np.diag(L)
+    W = np.where(L < 0, 1.0 / (1.0 + np.maximum(deg[:, None], deg[None, :])), 0.0)
+    np.fill_diagonal(W, 1.0 - W.sum(axis=1))
+    return W
+
+
+MATCHA_RULES = ("matcha", "local_degree")
+
+
+def matcha_weights(schedule: MatchaSchedule, active, rule: str = "matcha") -> np.ndarray:
+    r"""Consensus matrix of one MATCHA round (``active``: bool per matching).
+
+    ``rule="matcha"``: :math:`W_k = I - \alpha L_k` [Wan+19a], with :math:`L_k` the Laplacian of the
+    union of the active matchings; its diagonal is negative where :math:`\alpha \deg_k(i) > 1`.
+    ``rule="local_degree"``: the local-degree weights (2.12)-(2.13) of the same union, which the
+    thesis states every overlay uses: symmetric, doubly stochastic and non-negative.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+    """
     check_type("schedule", schedule, MatchaSchedule)
+    check_choice("rule", rule, MATCHA_RULES)
     active = np.asarray(active)
     if active.dtype != bool:
         raise TypeError(f"active must be a bool array (one flag per matching), got dtype {active.dtype}.")
     if active.shape != (len(schedule.matchings),):
         raise ValueError(f"active must have shape ({len(schedule.matchings)},), got {active.shape}.")
     L = _laplacians(schedule.matchings, schedule.n)[active].sum(axis=0)
-    return np.eye(schedule.n) - schedule.alpha * L
+    return _local_degree(L) if rule == "local_degree" else np.eye(schedule.n) - schedule.alpha * L

@@ -3,8 +3,9 @@ r"""Overlay design (thesis section 2.1.3): STAR, MST, delta-MBST and RING.
 Every builder takes the connectivity graph and the delay parameters and returns the overlay as a
 ``networkx.DiGraph`` on silos ``0..N-1`` (an undirected overlay holds both arcs of each edge).
 
-* ``mst``: Prim on :math:`d^{(u)}(i,j) = (d_c(i,j) + d_c(j,i))/2`, optimal for edge-capacitated
-  networks and undirected overlays (Prop. 2.1.1).
+* ``mst``: Kruskal on :math:`d^{(u)}(i,j) = (d_c(i,j) + d_c(j,i))/2`, optimal for edge-capacitated
+  networks and undirected overlays (Prop. 2.1.1); ties between equally light edges are broken as
+  networkx's Kruskal breaks them (the authors' tree), or by degree (``ties="degree"``).
 * ``delta_mbst``: Algorithm 3, the best of the cube Hamiltonian path of the MST (6-approximation,
   Prop. 2.1.5) and the delta-PRIM trees (Algorithm 4), on the symmetrised degree-one delays.
 * ``ring``: a directed Christofides tour on the degree-one delays :math:`d'` (3N-approximation,
@@ -30,7 +31,9 @@ __all__ = [
     "mst_overlay",
     "delta_mbst_overlay",
     "ring_overlay",
+    "MST_TIES",
     "prim_tree",
+    "kruskal_tree",
     "delta_prim",
     "cube_path",
     "christofides_tour",
@@ -121,6 +124,101 @@ def prim_tree(weights, root: int = 0) -> nx.Graph:
     W = _check_weights(weights)
     root = check_int("root", root, low=0, high=W.shape[0] - 1)
     return _tree_graph(W, _bounded_prim(W, None, root))
+
+
+class _Forest:
+    """Union-find over ``0..n-1`` (path halving)."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def root(self, v: int) -> int:
+        while self.parent[v] != v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def join(self, u: int, v: int) -> bool:
+        """Merge the trees of ``u`` and ``v``; False when they already were one tree."""
+        ru, rv = self.root(u), self.root(v)
+        if ru == rv:
+            return False
+        self.parent[rv] = ru
+        return True
+
+
+def _sorted_pairs(W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite pairs ``i < j`` in row-major order, stably sorted by weight (networkx's Kruskal order)."""
+    iu, ju = np.triu_indices(W.shape[0], 1)
+    keep = np.isfinite(W[iu, ju])
+    iu, ju = iu[keep], ju[keep]
+    order = np.argsort(W[iu, ju], kind="stable")
+    return iu[order], ju[order], W[iu[order], ju[order]]
+
+
+def _kruskal_index(W: np.ndarray) -> list[tuple[int, int]]:
+    """Kruskal keeping, among equally light edges, the first in row-major order."""
+    forest = _Forest(W.shape[0])
+    iu, ju, _ = _sorted_pairs(W)
+    return [(int(u), int(v)) for u, v in zip(iu, ju) if forest.join(int(u), int(v))]
+
+
+def _kruskal_degree(W: np.ndarray) -> list[tuple[int, int]]:
+    """Kruskal taking, within each class of equally light edges, the edge whose endpoints have the
+    smallest tree degree first (``max`` of the two, then their sum, then row-major order).
+
+    Any maximal forest of a weight class, added to the lighter classes, extends to a minimum spanning
+    tree (matroid exchange), so the result is a minimum spanning tree of least-degree flavour.
+    """
+    n = W.shape[0]
+    forest, deg, edges = _Forest(n), np.zeros(n, dtype=np.int64), []
+    iu, ju, w = _sorted_pairs(W)
+    starts = np.flatnonzero(np.r_[True, ~np.isclose(w[1:], w[:-1], rtol=1e-12, atol=0.0)])
+    for lo, hi in zip(starts, np.r_[starts[1:], w.size]):
+        group = [(int(u), int(v)) for u, v in zip(iu[lo:hi], ju[lo:hi])]
+        while group:
+            group = [(u, v) for u, v in group if forest.root(u) != forest.root(v)]
+            if not group:
+                break
+            u, v = min(group, key=lambda e: (max(deg[e[0]], deg[e[1]]), deg[e[0]] + deg[e[1]]))
+            forest.join(u, v)
+            deg[u] += 1
+            deg[v] += 1
+            edges.append((u, v))
+    return edges
+
+
+MST_TIES = {"index": _kruskal_index, "degree": _kruskal_degree}
+
+
+def kruskal_tree(weights, ties: str = "index") -> nx.Graph:
+    """Minimum-weight spanning tree by Kruskal's algorithm (Table 2.1, Prop. 2.1.1), with a tie rule.
+
+    When several spanning trees have the minimum weight (Exodus and Ebone have zero-length links),
+    the tie rule picks one; their cycle times (eq. 2.5) differ as soon as access links make degrees
+    cost time (eq. 2.3).
+
+    Parameters
+    ----------
+    weights : array_like, shape (n, n)
+        Symmetric edge weights, ``inf`` for a missing edge.
+    ties : {"index", "degree"}
+        ``"index"``: among equally light edges the first pair ``(i, j)``, ``i < j``, in row-major
+        order, which is the tree ``networkx.minimum_spanning_tree(algorithm="kruskal")`` returns on
+        ``networkx.from_numpy_array(weights)`` (the authors' code); ``"degree"``: the edge whose
+        endpoints have the smallest current tree degree (a least-degree minimum spanning tree).
+
+    Returns
+    -------
+    networkx.Graph
+        The tree on ``0..n-1`` with edge attribute ``weight``.
+    """
+    W = _check_weights(weights)
+    check_choice("ties", ties, MST_TIES)
+    edges = MST_TIES[ties](W)
+    if len(edges) != W.shape[0] - 1:
+        raise ValueError("no spanning tree: the graph of finite weights is disconnected.")
+    return _tree_graph(W, edges)
 
 
 def delta_prim(weights, delta: int, root: int = 0) -> nx.Graph:
@@ -254,17 +352,20 @@ def _violated_odd_sets(x: np.ndarray, iu, ju, frac: np.ndarray, k: int) -> list:
     return cuts
 
 
-def _lp_matching(C: np.ndarray, k_nn: int = 10, max_rounds: int = 300):
+def _lp_matching(C: np.ndarray, k_nn: int = 10, max_rounds: int = 300, patience: int = 5):
     """Minimum-weight perfect matching by LP with Edmonds' odd-set cuts and column generation.
 
     The LP starts on each node's ``k_nn`` cheapest pairs; pairs with negative reduced cost (priced
     against all pairs) are added and violated odd-set inequalities are cut until the LP optimum is
     integral, which then is an optimal perfect matching of the complete graph. Returns ``None``
-    when no violated odd set is found (the caller falls back to the blossom algorithm).
+    (the caller falls back to the blossom algorithm) when no violated odd set is found, or when
+    ``patience`` successive rounds of cuts leave the LP value unchanged: with many equally light
+    pairs (zero-length links) the cuts then only move between degenerate optima.
     """
     k = C.shape[0]
     cand, cuts = _candidate_pairs(C, k_nn), []
     scale = 1e-9 * max(1.0, float(np.abs(C[np.triu_indices(k, 1)]).max()))
+    best, stalled = -np.inf, 0
     for _ in range(max_rounds):
         res, iu, ju = _solve_matching_lp(C, cand, cuts)
         if res.status == 2:
@@ -281,7 +382,9 @@ def _lp_matching(C: np.ndarray, k_nn: int = 10, max_rounds: int = 300):
             chosen = res.x > 0.5
             return list(zip(iu[chosen].tolist(), ju[chosen].tolist()))
         new = _violated_odd_sets(res.x, iu, ju, frac, k)
-        if not new:
+        stalled = stalled + 1 if res.fun <= best + scale else 0
+        best = max(best, res.fun)
+        if not new or stalled > patience:
             return None
         cuts += new
     return None
@@ -410,14 +513,22 @@ def star_overlay(conn: Connectivity, params: DelayParams | None = None, center: 
     return _undirected_overlay(conn.n, edges, "star", server=center)
 
 
-def mst_overlay(conn: Connectivity, params: DelayParams) -> nx.DiGraph:
+def mst_overlay(conn: Connectivity, params: DelayParams, ties: str = "index") -> nx.DiGraph:
     r"""Minimum spanning tree overlay (Prop. 2.1.1).
 
-    Prim on :math:`\mathcal{G}_c^{(u)}` (pairs with both arcs in :math:`\mathcal{E}_c`) weighted by
+    Kruskal on :math:`\mathcal{G}_c^{(u)}` (pairs with both arcs in :math:`\mathcal{E}_c`) weighted by
     :math:`d^{(u)}(i,j) = (d_c(i,j) + d_c(j,i))/2` with the edge-capacitated delays
     :math:`d_c = s T_c(i) + l(i,j) + M/A(i',j')`. Optimal (minimal cycle time among undirected
     overlays) when the network is edge-capacitated; with finite access links its cycle time is
-    still evaluated with the degree-dependent eq. (2.3).
+    still evaluated with the degree-dependent eq. (2.3), and equally light trees can differ.
+
+    Parameters
+    ----------
+    conn : Connectivity
+    params : DelayParams
+    ties : {"index", "degree"}
+        Tie rule of :func:`kruskal_tree`: ``"index"`` reproduces the authors' networkx tree,
+        ``"degree"`` prefers low-degree endpoints among equally light edges.
 
     Returns
     -------
@@ -425,8 +536,9 @@ def mst_overlay(conn: Connectivity, params: DelayParams) -> nx.DiGraph:
         Both arcs of every tree edge.
     """
     check_network_args(conn, params)
-    W = _symmetric_weights(connectivity_delays(conn, params))
-    return _undirected_overlay(conn.n, _bounded_prim(W, None, 0), "mst")
+    check_choice("ties", ties, MST_TIES)
+    tree = kruskal_tree(_symmetric_weights(connectivity_delays(conn, params)), ties)
+    return _undirected_overlay(conn.n, tree.edges, "mst")
 
 
 def _mbst_candidates(W: np.ndarray, deltas):

@@ -1,4 +1,4 @@
-"""Plots of the topology chapter: overlays on a map, cycle-time bars, sweeps and timelines.
+"""Plots of the topology chapter: overlays on a map, cycle-time bars, sweeps, timelines, training curves.
 
 Every ``plot_*`` returns ``(fig, data)`` where ``data`` holds the plotted arrays.
 """
@@ -12,7 +12,8 @@ from fedlab.plots import figure_axes
 from fedlab.topology.delays import overlay_arcs
 from fedlab.topology.networks import Connectivity
 
-__all__ = ["layout_positions", "plot_overlay", "plot_cycle_times", "plot_sweep", "plot_timeline"]
+__all__ = ["layout_positions", "plot_overlay", "plot_cycle_times", "plot_sweep", "plot_timeline", "plot_training",
+           "plot_bandwidths"]
 
 
 def layout_positions(conn) -> np.ndarray:
@@ -179,3 +180,81 @@ def plot_timeline(t, tau: float | None = None, *, ax=None):
         ax.legend(fontsize=8)
     ax.set(xlabel="round k", ylabel="t_i(k) / k (ms)")
     return fig, {"k": k, "per_round": per_round, "tau": tau}
+
+
+def _check_training(result) -> dict:
+    check_type("result", result, dict)
+    curves = result.get("curves")
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError("result must be a train_overlays result with at least one curve.")
+    return curves
+
+
+def plot_training(result: dict, metric: str = "train_loss", *, axes=None, title: str | None = None):
+    """A metric of each overlay against communication rounds and against wall-clock time (Fig. 2.8, C.1-C.14).
+
+    Parameters
+    ----------
+    result : dict
+        From :func:`fedlab.topology.train_overlays`.
+    metric : str
+        ``"train_loss"``, ``"train_accuracy"``, ``"test_loss"`` or ``"test_accuracy"``.
+    axes : pair of matplotlib Axes, optional
+        Left: against rounds; right: against wall-clock time (log scale).
+    title : str, optional
+        Prefix of both panel titles.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, dict)
+        ``data[name]`` has ``round``, ``time_s`` and ``values`` (arrays at the evaluated rounds).
+    """
+    import matplotlib.pyplot as plt
+
+    curves = _check_training(result)
+    check_type("metric", metric, str)
+    if any(metric not in c for c in curves.values()):
+        raise ValueError(f"metric {metric!r} is not recorded in result.")
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    else:
+        if len(axes) != 2:
+            raise ValueError(f"axes must be two matplotlib Axes, got {len(axes)}.")
+        fig = axes[0].figure
+    data = {}
+    for name, c in curves.items():
+        data[name] = {"round": np.asarray(c["round"]), "time_s": np.asarray(c["time_s"]),
+                      "values": np.asarray(c[metric], dtype=float)}
+        axes[0].plot(data[name]["round"], data[name]["values"], label=name)
+        axes[1].plot(np.maximum(data[name]["time_s"], 1e-3), data[name]["values"], label=name)
+    axes[0].set(xlabel="communication rounds", ylabel=metric)
+    axes[1].set(xlabel="wall-clock time (s)", ylabel=metric, xscale="log")
+    if title:
+        axes[0].set_title(f"{title}: against rounds", fontsize=9)
+        axes[1].set_title(f"{title}: against wall-clock time", fontsize=9)
+    axes[1].legend(fontsize=8)
+    return fig, data
+
+
+def plot_bandwidths(conn, *, ax=None, title: str | None = None):
+    """Histogram of the available bandwidth :math:`A(i',j')` between pairs of silos (Fig. 2.3a).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, dict)
+        ``data`` has ``mbps`` (the available bandwidth of every ordered pair of distinct silos, Mbit/s),
+        and the distinct ``values`` with their ``counts``.
+    """
+    check_type("conn", conn, Connectivity)
+    pairs = conn.arcs & ~np.eye(conn.n, dtype=bool)
+    mbps = conn.available_bps[pairs] / 1e6
+    if not np.all(np.isfinite(mbps)):
+        raise ValueError("conn must have finite available bandwidths (an underlay routed with core links).")
+    values, counts = np.unique(np.round(mbps, 1), return_counts=True)
+    fig, ax = figure_axes(ax)
+    ax.bar([f"{v:g}" for v in values], counts, color="tab:blue")
+    ax.set(xlabel="available bandwidth A(i', j') (Mbit/s)", ylabel="ordered silo pairs")
+    ax.tick_params(axis="x", labelsize=7, rotation=45)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig, {"mbps": mbps, "values": values, "counts": counts}

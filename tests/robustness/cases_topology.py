@@ -1,4 +1,5 @@
-"""Robustness cases of the topology chapter (notebook 01): delays, max-plus, MATCHA, networks, overlays, plots."""
+"""Robustness cases of the topology chapter (notebook 01): delays, max-plus, MATCHA, networks, overlays, training,
+plots."""
 from __future__ import annotations
 
 import functools
@@ -69,6 +70,21 @@ def schedule_kind(**kw):
 
 
 TABLE = {"gaia": {"star": 100.0, "ring": 50.0}}
+RESULT = {"curves": {"ring": {"round": [0, 1], "time_s": [0.0, 0.5], "train_loss": [2.0, 1.0],
+                              "train_accuracy": [0.1, 0.6], "test_loss": [2.0, 1.1], "test_accuracy": [0.1, 0.5]}}}
+
+
+@functools.cache
+def federation():
+    from fedlab.topology import topology_federation
+
+    return topology_federation(4, 0)
+
+
+def ring4():
+    from fedlab.mixing import local_degree_weights
+
+    return local_degree_weights(overlay())
 
 CASES = [
     # ---------------------------------------------------------------- delays
@@ -99,6 +115,23 @@ CASES = [
                                                "names": Kind(("star",), extra=((BAD_TEXT,), BAD_TEXT, ())),
                                                "matcha_rounds": Int(10, low=1), "seed": Int(0, low=0),
                                                "schedules": Obj(None, optional=True, extra=({"matcha": 3},))}),
+    Case(f"{M}.experiments.topology_federation", {"n_silos": Int(4, low=2), "seed": Int(0, low=0),
+                                                   "heterogeneity": Real(0.5, low=0), "max_samples": Int(60, low=10)}),
+    Case(f"{M}.experiments.train_overlays", {"conn": conn_kind(also=("data",)), "params": params_kind(),
+                                             "data": Obj(fresh(federation), extra=(fresh(lambda: __import__(
+                                                 "fedlab.topology", fromlist=["x"]).topology_federation(5, 0)), 3),
+                                                 also=("conn",)),
+                                             "rounds": Int(2, low=1), "lr": Real(0.05, low=0, low_open=True),
+                                             "names": Kind(("star", "ring"), extra=((BAD_TEXT,), BAD_TEXT, ())),
+                                             "batch_size": Int(8, low=1)}),
+    Case(f"{M}.experiments.time_to_target", {"result": Obj(RESULT, extra=({"curves": {}}, 3)), "target": Real(0.5),
+                                             "metric": Choice("train_accuracy")}),
+    Case(f"{M}.experiments.mst_ties", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.algorithms.AveragedDPASGD", {
+        "model": Obj(fresh(lambda: __import__("fedlab.models", fromlist=["x"]).LinearModel(60, 10)),
+                     extra=({"lr": 0.1},)),
+        "solver": Obj(fresh(lambda: __import__("fedlab.engine", fromlist=["x"]).LocalSGD(0.1)), extra=({"lr": 0.1},)),
+        "mixing_matrix": Arr(fresh(ring4), stochastic=True)}),
     Case(f"{M}.experiments.ranking", {"cycle_times": Obj({"star": 100.0}, extra=({"star": NAN}, {"star": "x"}))}),
     Case(f"{M}.simulator.simulate_wall_clock", {"overlay": overlay_kind(also=("conn",)),
                                                 "conn": conn_kind(also=("overlay",)), "params": params_kind(),
@@ -134,7 +167,8 @@ CASES = [
                                            "n_rounds": Int(3, low=1), "rng": Rng(0)}),
     Case(f"{M}.matcha.matcha_weights", {"schedule": schedule_kind(), "active": Arr(np.ones(3, bool), finite=False,
                                                                                    link=True,
-                                                                                   extra=(np.ones(3) * 0.5,))}),
+                                                                                   extra=(np.ones(3) * 0.5,)),
+                                        "rule": Choice("matcha")}),
     # ---------------------------------------------------------------- maxplus
     *[Case(f"{M}.maxplus.{name}", {"W": Arr(fresh(delays), square=True,
                                             extra=(np.full((3, 3), -np.inf), np.full((3, 3), np.inf)))})
@@ -188,7 +222,10 @@ CASES = [
     Case(f"{M}.overlays.design_overlay", {"name": Choice("star"), "conn": conn_kind(), "params": params_kind()}),
     Case(f"{M}.overlays.star_overlay", {"conn": conn_kind(), "params": Obj(None, optional=True, extra=({},)),
                                         "center": Kind(0, extra=(9, -1, 1.5, BAD_TEXT))}),
-    Case(f"{M}.overlays.mst_overlay", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.overlays.mst_overlay", {"conn": conn_kind(), "params": params_kind(), "ties": Choice("index")}),
+    Case(f"{M}.overlays.kruskal_tree", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
+                                                       extra=(np.full((5, 5), NAN),)),
+                                        "ties": Choice("index")}),
     Case(f"{M}.overlays.delta_mbst_overlay", {"conn": conn_kind(), "params": params_kind(),
                                               "deltas": Kind(None, extra=([0], [1.5], BAD_TEXT)),
                                               "return_candidates": Kind(False, extra=(BAD_TEXT, 2))}),
@@ -218,6 +255,10 @@ CASES = [
                                                  also=("x",)),
                                    "ax": AX, "logx": Kind(True, extra=(BAD_TEXT,)),
                                    "logy": Kind(True, extra=(BAD_TEXT,))}),
+    Case(f"{M}.plots.plot_training", {"result": Obj(RESULT, extra=({"curves": {}}, 3)),
+                                      "metric": Kind("train_loss", extra=("f1", 3)),
+                                      "axes": Kind(None, extra=([1, 2, 3],))}),
+    Case(f"{M}.plots.plot_bandwidths", {"conn": conn_kind(), "ax": AX}),
     Case(f"{M}.plots.plot_timeline", {"t": Arr(np.array([[0.0, 0.0], [1.0, 1.5], [2.5, 2.0]]), ndim=2, nonneg=True),
                                       "tau": Real(None, low=0, low_open=True, optional=True), "ax": AX}),
 ]

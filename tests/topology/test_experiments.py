@@ -64,3 +64,97 @@ def test_every_published_cycle_time_has_a_tolerance():
     assert TOLERANCES["table_2_5"]["star"] == ("abs", 1.0) and TOLERANCES["table_2_5"]["ring"] == ("rel", 0.04)
     assert TOLERANCES["table_2_6"]["matcha"] == TOLERANCES["table_2_5"]["matcha"]
     assert np.isclose(TOLERANCES["table_2_6"]["delta_mbst"][1], 0.01)
+
+
+@pytest.fixture(scope="module")
+def gaia_training():
+    from fedlab.topology import topology_federation, train_overlays
+
+    conn = connectivity_graph(load_network("gaia"))
+    params = preset_params("sub_inaturalist", access_bps=1e8)
+    return conn, params, train_overlays(conn, params, topology_federation(conn.n, 0), rounds=6, lr=0.05,
+                                        eval_every=2, seed=0)
+
+
+def test_topology_federation_one_client_per_silo_and_deterministic():
+    from fedlab.topology import topology_federation
+
+    a, b = topology_federation(7, seed=3), topology_federation(7, seed=3)
+    assert a.n_clients == 7 and a.n_classes == 10 and a.train.x.shape[-1] == 60
+    assert np.array_equal(a.train.x.numpy(), b.train.x.numpy())
+    n = a.train.n.numpy() + a.test.n.numpy()
+    assert n.min() >= 50 and n.max() <= 500
+    assert not np.array_equal(topology_federation(7, seed=4).train.x.numpy(), a.train.x.numpy())
+
+
+def test_train_overlays_puts_every_round_on_the_network_clock(gaia_training):
+    from fedlab.topology import TRAINED_OVERLAYS, TRAINING_METRICS, cycle_time, design_overlay, simulate_wall_clock
+
+    conn, params, result = gaia_training
+    assert list(result["curves"]) == list(TRAINED_OVERLAYS) == list(result["tau_ms"])
+    for name, curve in result["curves"].items():
+        assert curve["round"] == [0, 2, 4, 6]
+        assert all(len(curve[m]) == 4 for m in TRAINING_METRICS)
+        assert curve["time_s"][0] == 0 and np.all(np.diff(curve["time_s"]) > 0)
+    ring = design_overlay("ring", conn, params)
+    assert result["tau_ms"]["ring"] == pytest.approx(cycle_time(ring, conn, params))
+    clock = simulate_wall_clock(ring, conn, params, 6).max(axis=1)
+    assert result["curves"]["ring"]["time_s"][-1] == pytest.approx(clock[6] / 1000)
+    # every overlay starts from the same model; their first evaluation coincides
+    first = {name: c["train_loss"][0] for name, c in result["curves"].items()}
+    assert np.allclose(list(first.values()), first["star"])
+    # MATCHA+'s clock is the running sum of its barrier rounds: the mean round is its cycle time
+    assert result["curves"]["matcha+"]["time_s"][-1] == pytest.approx(6 * result["tau_ms"]["matcha+"] / 1000)
+
+
+def test_identical_consensus_matrices_train_once():
+    from fedlab.topology import topology_federation, train_overlays
+
+    conn = connectivity_graph(load_network("gaia"))
+    params = preset_params("sub_inaturalist", access_bps=1e10)   # Table 2.5: MST = δ-MBST on Gaia
+    result = train_overlays(conn, params, topology_federation(conn.n, 0), rounds=2, lr=0.05,
+                            names=("mst", "delta_mbst"))
+    assert result["curves"]["mst"]["train_loss"] == result["curves"]["delta_mbst"]["train_loss"]
+
+
+def test_train_overlays_validation(gaia_training):
+    from fedlab.topology import topology_federation, train_overlays
+
+    conn, params, _ = gaia_training
+    with pytest.raises(ValueError, match="one client per silo"):
+        train_overlays(conn, params, topology_federation(4, 0), rounds=2, lr=0.1)
+    with pytest.raises(ValueError, match="names"):
+        train_overlays(conn, params, topology_federation(conn.n, 0), rounds=2, lr=0.1, names=("torus",))
+
+
+def test_time_to_target_reads_the_first_crossing():
+    from fedlab.topology import time_to_target
+
+    result = {"curves": {"a": {"round": [0, 5, 10], "time_s": [0.0, 2.0, 4.0], "train_accuracy": [0.1, 0.6, 0.8],
+                               "train_loss": [2.0, 1.0, 0.5]},
+                         "b": {"round": [0, 5, 10], "time_s": [0.0, 1.0, 2.0], "train_accuracy": [0.1, 0.3, 0.5],
+                               "train_loss": [2.0, 1.5, 1.2]}}}
+    got = time_to_target(result, 0.55)
+    assert got == {"a": {"round": 5, "time_s": 2.0}, "b": {"round": None, "time_s": None}}
+    assert time_to_target(result, 1.2, metric="train_loss")["b"] == {"round": 10, "time_s": 2.0}
+    with pytest.raises(ValueError, match="metric"):
+        time_to_target(result, 0.5, metric="f1")
+    with pytest.raises(ValueError, match="result"):
+        time_to_target({"curves": {}}, 0.5)
+
+
+def test_mst_ties_on_the_five_networks():
+    """Equal weights; the authors' Kruskal tree reproduces Table 2.6; ties exist on Exodus and Ebone only."""
+    from fedlab.topology import MST_RULES, mst_ties
+
+    params = preset_params("inaturalist", access_bps=1e9)
+    for name in NETWORK_ORDER:
+        got = mst_ties(connectivity_graph(load_network(name)), params)
+        assert list(got) == list(MST_RULES)
+        assert got["degree"]["weight"] == pytest.approx(got["index"]["weight"]) == pytest.approx(got["prim"]["weight"])
+        assert got["degree"]["max_degree"] <= got["index"]["max_degree"]
+        assert got["index"]["tau_ms"] == pytest.approx(TABLES["table_2_6"][name]["mst"], abs=1.5)
+        if name in ("exodus", "ebone"):
+            assert got["degree"]["tau_ms"] < got["index"]["tau_ms"] / 1.1
+        else:
+            assert got["degree"]["tau_ms"] == pytest.approx(got["index"]["tau_ms"])

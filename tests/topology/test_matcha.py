@@ -116,3 +116,23 @@ def test_schedule_must_fit_the_connectivity_graph():
     schedule = MatchaSchedule(4, round_robin_matchings(4), np.full(3, 0.5), 0.3)
     with pytest.raises(ValueError, match="silos"):
         matcha_round_times(schedule, conn, DelayParams(model_bits=1e6), 5)
+
+
+def test_local_degree_rule_is_a_nonnegative_doubly_stochastic_matrix():
+    """Eqs. (2.12)-(2.13) on each round's union of matchings: what the DPASGD runs of notebook 01 gossip with."""
+    schedule = MatchaSchedule(6, round_robin_matchings(6), np.full(5, 0.5), 0.9)
+    rows = sample_matcha_rounds(schedule, 30, rng=1)
+    assert any(matcha_weights(schedule, row).min() < 0 for row in rows)   # I - alpha L_k with a large alpha
+    for row in rows:
+        W = matcha_weights(schedule, row, rule="local_degree")
+        assert W.min() >= 0 and np.allclose(W, W.T) and np.allclose(W.sum(axis=1), 1)
+        active = np.zeros((6, 6), bool)
+        for j in np.flatnonzero(row):
+            u, v = schedule.matchings[j].T
+            active[u, v] = active[v, u] = True
+        deg = active.sum(axis=1)
+        i, j = np.argwhere(active)[0]
+        assert W[i, j] == pytest.approx(1 / (1 + max(deg[i], deg[j])))
+        assert np.all(W[~active & ~np.eye(6, dtype=bool)] == 0)
+    with pytest.raises(ValueError, match="rule"):
+        matcha_weights(schedule, rows[0], rule="metropolis")

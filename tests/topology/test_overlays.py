@@ -8,7 +8,7 @@ import pytest
 from fedlab.topology.experiments import OVERLAYS
 from fedlab.topology import (DelayParams, christofides_tour, connectivity_graph, cube_path, cycle_time,
                              degree_one_delays, delta_mbst_overlay, delta_prim, design_overlay, load_network,
-                             make_connectivity, max_cycle_mean, mst_overlay, overlay_delays,
+                             kruskal_tree, make_connectivity, max_cycle_mean, mst_overlay, overlay_delays,
                              overlay_from_edges, preset_params, prim_tree, ring_overlay, star_overlay)
 from fedlab.topology.overlays import _symmetric_weights
 
@@ -308,3 +308,65 @@ def test_prop_2_1_4_reduction_from_degree_constrained_spanning_tree(k):
         assert (best <= k + 1 + 1e-9) == exists
         outcomes.add(exists)
     assert outcomes == {True, False}
+
+
+def _zero_length_ties(rng, n=9):
+    """Symmetric weights with many exact ties (co-located silos, as Exodus's zero-length links)."""
+    w = rng.integers(1, 4, (n, n)).astype(float)
+    w = np.triu(w, 1)
+    w = w + w.T
+    np.fill_diagonal(w, np.inf)
+    return w
+
+
+def test_kruskal_index_order_is_networkx_kruskal():
+    """ties="index" returns networkx's Kruskal tree on from_numpy_array(weights) (the authors' code)."""
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        W = _zero_length_ties(rng)
+        ours = kruskal_tree(W)
+        theirs = nx.minimum_spanning_tree(nx.from_numpy_array(np.where(np.isfinite(W), W, 0.0)), algorithm="kruskal")
+        assert {frozenset(e) for e in ours.edges} == {frozenset(e) for e in theirs.edges}
+
+
+def test_kruskal_degree_tie_break_keeps_the_minimum_weight_and_lowers_degrees():
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        W = _zero_length_ties(rng)
+        index, degree = kruskal_tree(W, "index"), kruskal_tree(W, "degree")
+        assert nx.is_tree(degree) and degree.size(weight="weight") == pytest.approx(index.size(weight="weight"))
+        assert degree.size(weight="weight") == pytest.approx(prim_tree(W).size(weight="weight"))
+    # a star of equal weights around 0 and a path of equal weights: the degree rule picks the path
+    W = np.full((4, 4), 1.0)
+    np.fill_diagonal(W, np.inf)
+    assert max(d for _, d in kruskal_tree(W, "index").degree()) == 3
+    assert max(d for _, d in kruskal_tree(W, "degree").degree()) == 2
+
+
+def test_kruskal_tree_validation():
+    W = np.full((4, 4), np.inf)
+    W[0, 1] = W[1, 0] = W[2, 3] = W[3, 2] = 1.0
+    with pytest.raises(ValueError, match="disconnected"):
+        kruskal_tree(W)
+    with pytest.raises(ValueError, match="ties"):
+        kruskal_tree(np.ones((3, 3)), ties="random")
+
+
+def test_mst_overlay_reproduces_the_authors_tree_on_exodus():
+    """Table 2.6 (2078 ms) with networkx's Kruskal order; the degree-aware tie-break is faster (section 5)."""
+    conn, params = connectivity_graph(load_network("exodus")), preset_params("inaturalist", access_bps=1e9)
+    assert cycle_time(mst_overlay(conn, params), conn, params) == pytest.approx(2078.3, abs=0.1)
+    assert cycle_time(mst_overlay(conn, params, ties="degree"), conn, params) == pytest.approx(1808.9, abs=0.1)
+    with pytest.raises(ValueError, match="ties"):
+        mst_overlay(conn, params, ties="prim")
+
+
+def test_ring_matching_gives_up_on_a_stalled_lp_and_stays_exact():
+    """Exodus at 100 Mbps: the odd-set LP stalls between degenerate optima; blossom takes over (same length)."""
+    conn, params = connectivity_graph(load_network("exodus")), preset_params("sub_inaturalist", access_bps=1e8)
+    W = _symmetric_weights(degree_one_delays(conn, params))
+    tour = christofides_tour(W)
+    assert sorted(tour) == list(range(conn.n))
+    length = sum(W[u, v] for u, v in zip(tour, tour[1:] + tour[:1]))
+    assert length == pytest.approx(38557.699, abs=1e-2)
+    assert cycle_time(ring_overlay(conn, params), conn, params) == pytest.approx(488.07, abs=0.01)

@@ -57,3 +57,34 @@ def test_plot_sweep_and_timeline(gaia):
     fig, data = plot_timeline(t, tau)
     assert data["per_round"].shape == (10, 11) and data["tau"] == tau
     plt.close("all")
+
+
+def test_plot_training_data():
+    from fedlab.topology.plots import plot_training
+
+    result = {"curves": {"ring": {"round": [0, 1, 2], "time_s": [0.0, 0.5, 1.0], "train_loss": [2.0, 1.0, 0.5]},
+                         "star": {"round": [0, 1, 2], "time_s": [0.0, 2.0, 4.0], "train_loss": [2.0, 1.1, 0.6]}}}
+    fig, data = plot_training(result, "train_loss", title="Fig. 2.8")
+    assert set(data) == {"ring", "star"}
+    assert np.array_equal(data["star"]["time_s"], [0.0, 2.0, 4.0]) and np.array_equal(data["ring"]["values"],
+                                                                                       [2.0, 1.0, 0.5])
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match="metric"):
+        plot_training(result, "test_accuracy")
+    with pytest.raises(ValueError, match="axes"):
+        plot_training(result, axes=[plt.gca()])
+    plt.close("all")
+
+
+def test_plot_bandwidths_data(gaia):
+    from fedlab.topology.plots import plot_bandwidths
+
+    conn = connectivity_graph(load_network("geant"))
+    fig, data = plot_bandwidths(conn)
+    assert data["mbps"].size == conn.n * (conn.n - 1)
+    assert np.allclose(np.sort(data["values"]), np.sort(np.unique(np.round(1000 / conn.hops[conn.hops > 0], 1))))
+    assert data["counts"].sum() == data["mbps"].size and data["mbps"].max() == pytest.approx(1000)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="finite"):
+        plot_bandwidths(make_connectivity(np.ones((3, 3)), np.inf))
