@@ -24,7 +24,7 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import h5py
 import numpy as np
@@ -38,7 +38,8 @@ from fedlab.data.vision import load_cifar10, load_cifar100, load_emnist, load_fa
 from fedlab.engine import ClientData, FederatedDataset, run
 from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
-__all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "stand_in_data",
+__all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
+           "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients", "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
 
@@ -128,6 +129,18 @@ class PaperSetting:
         """The real data set (stops with the fetch command when absent)."""
         extra = {} if self.clients is None else {"n_clients": self.clients}
         return load_federated(self.dataset, seed=seed, **extra, **self.loader)
+
+
+def settings_table(settings: Mapping[str, PaperSetting]) -> tuple[list[str], list[list]]:
+    """``(header, rows)`` of a chapter's paper-mode settings, ours next to the paper's (for
+    :func:`fedlab.tables.show_table`)."""
+    check_type("settings", settings, Mapping)
+    header = ["experiment", "data set", "model", "clients", "rounds", "local steps", "batch", "lr", "seeds",
+              "the paper's setting"]
+    rows = [[name, s.dataset, s.model, "all" if s.clients is None else s.clients, s.rounds, s.local_steps,
+             s.batch_size, f"{s.lr:g}", s.seeds, s.paper]
+            for name, s in ((n, check_type("settings", v, PaperSetting)) for n, v in settings.items())]
+    return header, rows
 
 
 def stand_in_data(setting: PaperSetting, *, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:

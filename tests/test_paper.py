@@ -15,7 +15,7 @@ from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
 from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          seconds_per_round, stand_in_data)
+                          seconds_per_round, settings_table, stand_in_data)
 
 
 def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
@@ -196,3 +196,13 @@ def test_stand_in_data_has_the_real_shapes_and_times_a_round():
     small = stand_in_data(PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 1, ""))
     algorithm = METHODS["fedavg"](MODELS["mnist_logistic"](10), LocalSGD(lr=0.1, local_steps=1, batch_size=4))
     assert small.n_clients == 2 and seconds_per_round(algorithm, small, rounds=1) > 0
+
+
+def test_settings_table_puts_ours_next_to_the_papers():
+    setting = PaperSetting("femnist", "femnist_cnn", None, 200, 1, 128, 0.1, 3, "FedEM: 200 rounds, 1 epoch")
+    header, rows = settings_table({"Table 3.2, FEMNIST": setting})
+    assert header[0] == "experiment" and header[-1] == "the paper's setting"
+    assert rows == [["Table 3.2, FEMNIST", "femnist", "femnist_cnn", "all", 200, 1, 128, "0.1", 3,
+                     "FedEM: 200 rounds, 1 epoch"]]
+    with pytest.raises(TypeError, match="settings"):
+        settings_table({"x": 3})

@@ -432,6 +432,7 @@ CASES = [
                                        "local_steps": Int(1, low=1), "batch_size": Int(4, low=1),
                                        "lr": Real(0.1, low=0, low_open=True), "seeds": Int(1, low=1),
                                        "paper": Fixed("")}, auto=False),
+    Case("fedlab.paper.settings_table", {"settings": Kind({"a": SETTING}, extra=({"a": 3}, 3, [SETTING]))}),
     Case("fedlab.paper.stand_in_data", {"setting": Obj(SETTING, extra=("mnist",)), "n_clients": Int(2, low=1,
                                                                                                     optional=True),
                                         "seed": Int(0, low=0)}),
