@@ -383,7 +383,7 @@ def scoreboard_lines(results: list[NotebookResult]) -> list[str]:
             + [line(r.name, r.status, r.seconds, r.tally) for r in results]
             + [line(f"all {len(results)} chapters", f"{failed} failed", sum(r.seconds for r in results),
                     tally(c for r in results for c in r.claims))]
-            + ([f"  {absent} chapter(s) stopped for absent data: fetch them with the commands above."]
+            + ([f"  {absent} chapter(s) stopped: real data absent (python -m fedlab data list shows them)"]
                if absent else []))
 
 

@@ -240,7 +240,7 @@ def test_paper_mode_runs_only_paper_notebooks_and_stops_when_data_are_absent(tmp
     assert [c.verdict for c in result.claims] == ["not run", "not run"]
     assert result.claims[0].why == "data absent: python -m fedlab data fetch femnist cifar10"
     lines = scoreboard_lines([result])
-    assert lines[1].split()[:3] == ["01_real", "data", "absent"] and "stopped for absent data" in lines[-1]
+    assert lines[1].split()[:3] == ["01_real", "data", "absent"] and "real data absent" in lines[-1]
     index = (tmp_path / "build" / "index.html").read_text()
     assert "data-absent" in index and "python -m fedlab data fetch femnist cifar10" in index
 
