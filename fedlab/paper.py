@@ -2,10 +2,10 @@ r"""Paper mode's data: the real data sets as :class:`~fedlab.engine.FederatedDat
 
 * FEMNIST and Shakespeare keep their **natural** split: one client per writer, one per speaking role, with
   the train/test split TensorFlow Federated publishes (files from ``python -m fedlab data fetch femnist``).
-* MNIST, Fashion-MNIST, EMNIST, CIFAR-10 and CIFAR-100 are centralised: the experiment partitions the training images over
-  ``n_clients`` clients with one of :data:`fedlab.data.PARTITIONERS` (thesis §3.5.6: Dirichlet for CIFAR-10,
-  Pachinko over the superclasses for CIFAR-100, §1.6.2 for the pathological split), then splits each client's
-  samples into train and test (``test_fraction``, as the FedEM code does).
+* MNIST, Fashion-MNIST, EMNIST, CIFAR-10 and CIFAR-100 are centralised: the experiment partitions the training
+  images over ``n_clients`` clients with one of :data:`fedlab.data.PARTITIONERS` (thesis §3.5.6: Dirichlet for
+  CIFAR-10, Pachinko over the superclasses for CIFAR-100, §1.6.2 for the pathological split), then splits each
+  client's samples into train and test (``test_fraction``, as the FedEM code does).
 
 Shakespeare is LEAF's next-character task: every window of ``seq_len`` characters (a ``stride`` apart) of a
 role's lines predicts the character that follows; characters are indices into :data:`VOCABULARY`
@@ -40,7 +40,8 @@ from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
            "stand_in_data",
-           "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients", "load_femnist",
+           "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
+           "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
 
 VOCABULARY = string.printable

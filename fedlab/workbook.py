@@ -37,9 +37,9 @@ from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
 from fedlab.tables import markdown_table
 
-__all__ = ["NotebookResult", "find_notebooks", "headline_numbers", "store_summary", "notebook_claims", "key_figure",
-           "is_solution", "page_notebook", "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report",
-           "run_workbook"]
+__all__ = ["MODES", "STATUSES", "PAPER_DATA_KEY", "NotebookResult", "find_notebooks", "paper_data",
+           "headline_numbers", "store_summary", "notebook_claims", "key_figure", "is_solution", "page_notebook",
+           "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report", "run_workbook"]
 
 SUMMARY_MARK = "# NBVAL_CHECK_OUTPUT"
 MODES = ("smoke", "full", "paper")

@@ -218,7 +218,8 @@ def fetch(names: Sequence[str], *, progress: bool = True, catalog: Mapping[str, 
                 echo(f"{name}: {remote.name} is present and verified")
             else:
                 if existed:
-                    echo(f"{name}: {remote.name} failed its {remote.algorithm} check and was deleted; downloading again")
+                    echo(f"{name}: {remote.name} failed its {remote.algorithm} check and was deleted; "
+                         "downloading again")
                 download(remote, dataset.folder, progress=progress)
                 echo(f"{name}: {remote.name} downloaded and verified ({remote.algorithm})")
             paths.append(path)
