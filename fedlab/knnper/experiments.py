@@ -23,7 +23,8 @@ from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.algorithms.fedavg import FedAvg
 from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore, accuracy_grid,
-                                      check_grid, client_features, embedding_dim, personalize)
+                                      capacity_size, check_grid, client_features, embedding_dim,
+                                      personalize)
 from fedlab.data import load_digits_arrays, partition_dirichlet
 from fedlab.engine import REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, run
 from fedlab.models import MLP, Model, Params, check_model
@@ -43,7 +44,12 @@ __all__ = [
     "LR_GRID",
     "compare_methods",
     "lambda_selection_diagnosis",
+    "NEW_CLIENT_METHODS",
     "unseen_clients",
+    "shrink_clients",
+    "new_client_capacity",
+    "capacity_retrained",
+    "hyperparameter_sensitivity",
     "NewClientFeatures",
     "new_client_features",
     "surface_from_features",
@@ -452,12 +458,59 @@ def lambda_selection_diagnosis(*, alpha: float = 0.3, n_clients: int = 20, round
 # Clients unseen at training (thesis Table 3.6)
 
 
+NEW_CLIENT_METHODS = ("fedavg", "fedavg+", "ditto", "fedrep", "fedem", "knnper", "knnper_shared")
+"""Methods with a procedure for clients unseen at training (:func:`unseen_clients`, :func:`new_client_capacity`)."""
+
+
 def _new_client_options(rounds: int, local_steps: int) -> dict[str, dict]:
     """Options of each method's ``adapt`` for new clients; Ditto and FedRep run the personal parts' training budget."""
     steps = max(1, rounds * local_steps)
     return {"fedavg+": {}, "fedem": {},
             "ditto": {"steps": steps, "stream": (0, Stream.KNNPER_NEW_DITTO)},
             "fedrep": {"steps": steps, "stream": (0, Stream.KNNPER_NEW_FEDREP)}}
+
+
+def _old_and_new(alpha: float, n_clients: int, n_new: int, seed: int) -> tuple[SplitFederation, SplitFederation, dict]:
+    """The digits split into the old clients (training) and ``n_new`` new ones (joining afterwards), and their ids."""
+    split = digits_split(n_clients, alpha, seed)
+    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
+    ids = {"old_clients": np.sort(perm[n_new:]), "new_clients": np.sort(perm[:n_new])}
+    return split.select(ids["old_clients"]), split.select(ids["new_clients"]), ids
+
+
+def _train_old(methods: Sequence[str], fed_old: FederatedDataset, model: Model, solver: LocalSGD, *, rounds: int,
+               seed: int, overrides: dict) -> dict:
+    """Every engine method of ``methods`` (and FedAvg when kNN-Per is asked) trained on the old clients."""
+    trained = {}
+    for name in methods:
+        if name.startswith("knnper"):
+            continue
+        if name not in NEW_CLIENT_METHODS:
+            raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
+        alg = PRESETS[name](model, solver, **overrides.get(name, {}))
+        trained[name] = (alg, run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1),
+                                  progress=False)[0])
+    if any(m.startswith("knnper") for m in methods) and "fedavg" not in trained:
+        alg = PRESETS["fedavg"](model, solver)
+        trained["fedavg"] = (alg, run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1),
+                                      progress=False)[0])
+    return trained
+
+
+def _new_client_metrics(name: str, trained: dict, new: SplitFederation, *, options: dict, k: int, sigma: float,
+                        seed: int) -> dict:
+    """Per-client train/test metrics of method ``name`` on the new clients (each method's own procedure)."""
+    fed_new = new.federated()
+    alg, state = trained["fedavg" if name.startswith("knnper") else name]
+    if name == "fedavg":
+        return alg.evaluate(state, fed_new)
+    if not name.startswith("knnper"):
+        return alg.adapt(state, fed_new, seed=seed, **options[name])[1]
+    model = digits_model()
+    lam = personalize(model, state.params, new.train, validation=new.val, k=k, sigma=sigma,
+                      lambda_selection="client" if name == "knnper" else "shared", seed=seed).lambdas
+    knn = personalize(model, state.params, new.trainval, lam=lam, k=k, sigma=sigma, seed=seed)
+    return {**knn.evaluate(fed_new.train, "train_"), **knn.evaluate(fed_new.test, "test_")}
 
 
 def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: float = 0.2, rounds: int = 100,
@@ -487,48 +540,170 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     check_real("ditto_lam", ditto_lam, low=0, low_open=True)
     check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
     check_int("n_components", n_components, low=1)
-    split = digits_split(n_clients, alpha, seed)
-    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
-    new_ids, old_ids = np.sort(perm[:n_new]), np.sort(perm[n_new:])
-    old, new = split.select(old_ids), split.select(new_ids)
-    fed_old, fed_new = old.federated(), new.federated()
-    model, solver = digits_model(), _solver(lr, local_steps, batch_size)
-    n_test = new.test.n.numpy()
-    adapt_options = _new_client_options(rounds, local_steps)
-    out: dict = {"methods": {}, "old_clients": old_ids.tolist(), "new_clients": new_ids.tolist()}
-
-    def record(name, metrics):
+    old, new, ids = _old_and_new(alpha, n_clients, n_new, seed)
+    trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
+                         rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
+    options = _new_client_options(rounds, local_steps)
+    n_test, n_train = new.test.n.numpy(), new.trainval.n.numpy().astype(float)
+    out: dict = {"methods": {}, **{key: v.tolist() for key, v in ids.items()}}
+    for name in methods:
+        metrics = _new_client_metrics(name, trained, new, options=options, k=k, sigma=sigma, seed=seed)
         out["methods"][name] = {**scores(metrics["test_accuracy"], n_test),
                                 "train_accuracy": REDUCTIONS["weighted"](np.asarray(metrics["train_accuracy"]),
-                                                                         fed_new.train.n.numpy().astype(float)),
+                                                                         n_train),
                                 "per_client": np.asarray(metrics["test_accuracy"]).tolist()}
-
-    fedavg_params = None
-    for name in methods:
-        if name in ("knnper", "knnper_shared"):
-            continue
-        if name not in adapt_options and name != "fedavg":
-            raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
-        alg = PRESETS[name](model, solver, **_overrides(finetune_epochs, ditto_lam, 0.5, n_components).get(name, {}))
-        state, _ = run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
-        if name == "fedavg":
-            fedavg_params = state.params
-            record(name, alg.evaluate(state, fed_new))
-        else:
-            record(name, alg.adapt(state, fed_new, seed=seed, **adapt_options[name])[1])
-    for name, selection in (("knnper", "client"), ("knnper_shared", "shared")):
-        if name not in methods:
-            continue
-        if fedavg_params is None:
-            fedavg_params, _, _ = train_global(fed_old, rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
-                                               batch_size=batch_size)
-        lam = personalize(model, fedavg_params, new.train, validation=new.val, k=k, sigma=sigma,
-                          lambda_selection=selection, seed=seed).lambdas
-        knn = personalize(model, fedavg_params, new.trainval, lam=lam, k=k, sigma=sigma, seed=seed)
-        metrics = knn.evaluate(fed_new.train, "train_")
-        metrics.update(knn.evaluate(fed_new.test, "test_"))
-        record(name, metrics)
     return out
+
+
+def _keep_fraction(data: ClientData, capacity: float, rng: np.random.Generator) -> ClientData:
+    """A random fraction ``capacity`` of each client's samples (at least one sample of a non-empty client)."""
+    xs, ys = [], []
+    for t in range(data.n_clients):
+        x, y = _arrays(data, t)
+        keep = np.sort(rng.permutation(len(y))[: max(1, capacity_size(len(y), capacity))]) if len(y) else []
+        xs.append(x[keep])
+        ys.append(y[keep])
+    return ClientData.from_arrays(xs, ys, allow_empty=True)
+
+
+def shrink_clients(split: SplitFederation, capacity: float, seed: int = 0) -> SplitFederation:
+    r"""Every client keeps a random fraction ``capacity`` of its train and validation parts (thesis "capacity").
+
+    The test parts are kept whole; a client keeps at least one train and one validation sample when it
+    had any. ``capacity = 1`` returns ``split`` itself.
+    """
+    check_type("split", split, SplitFederation)
+    capacity = check_real("capacity", capacity, low=0, high=1, low_open=True)
+    check_int("seed", seed, low=0)
+    if capacity == 1:
+        return split
+    rng = numpy_rng(seed, 4, Stream.KNNPER_SPLIT)
+    return SplitFederation(_keep_fraction(split.train, capacity, rng), _keep_fraction(split.val, capacity, rng),
+                           split.test, split.n_classes)
+
+
+def _capacities(capacities) -> list[float]:
+    if isinstance(capacities, (str, bytes)) or not isinstance(capacities, (tuple, list, np.ndarray)) or \
+            len(capacities) == 0:
+        raise TypeError(f"capacities must be a non-empty sequence of fractions in (0, 1], got {capacities!r}.")
+    return [check_real(f"capacities[{i}]", c, low=0, high=1, low_open=True) for i, c in enumerate(capacities)]
+
+
+def new_client_capacity(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: float = 0.5, rounds: int = 100,
+                        lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16,
+                        methods: Sequence[str] = ("fedavg", "fedavg+", "ditto", "fedrep", "fedem", "knnper"),
+                        capacities: Sequence[float] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0), k: int = 10,
+                        sigma: float = 1.0, ditto_lam: float = 0.1, finetune_epochs: float = 1.0,
+                        n_components: int = 3, seed: int = 0) -> dict:
+    r"""New clients' test accuracy against the fraction of their local data they keep, for every method (Fig. 3.11).
+
+    The methods are trained once on the old clients (as in :func:`unseen_clients`); each new client then
+    keeps a random fraction ``capacity`` of its train and validation parts (:func:`shrink_clients`) and
+    personalises with its method's own procedure: FedAvg+/Ditto/FedRep train on it, FedEM fits its
+    mixture weights on it, kNN-Per stores it (λ on the kept validation part). FedAvg does not use local data.
+
+    Returns
+    -------
+    dict with ``capacities``, ``average[name]`` and ``bottom_decile[name]`` (one value per capacity),
+    ``store_median`` (median kept train ∪ validation size per capacity).
+    """
+    methods = _check_methods(methods)
+    capacities = _capacities(capacities)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
+    n_new = _check_new_fraction(new_fraction, n_clients)
+    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
+    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
+    check_int("n_components", n_components, low=1)
+    old, new, _ = _old_and_new(alpha, n_clients, n_new, seed)
+    trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
+                         rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
+    options = _new_client_options(rounds, local_steps)
+    n_test = new.test.n.numpy()
+    out: dict = {"capacities": capacities, "average": {m: [] for m in methods},
+                 "bottom_decile": {m: [] for m in methods}, "store_median": []}
+    for c in capacities:
+        part = shrink_clients(new, c, seed)
+        out["store_median"].append(float(np.median(part.trainval.n.numpy())))
+        for name in methods:
+            acc = _new_client_metrics(name, trained, part, options=options, k=k, sigma=sigma, seed=seed)
+            for kind, value in scores(acc["test_accuracy"], n_test).items():
+                out[kind][name].append(value)
+    return out
+
+
+def capacity_retrained(*, alpha: float = 0.3, n_clients: int = 20,
+                       capacities: Sequence[float] = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0), rounds: int = 100,
+                       lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16, k: int = 10,
+                       sigma: float = 1.0, seed: int = 0) -> dict:
+    r"""Accuracy against capacity when every client's data shrink and the global model is retrained (Fig. 3.7).
+
+    At each capacity every client keeps a random fraction of its train and validation parts
+    (:func:`shrink_clients`), FedAvg is retrained on the kept train parts, each client selects
+    :math:`\lambda_t` on its kept validation part (datastore = kept train part) and is scored on its whole
+    test part with the datastore kept train ∪ validation. Unlike Fig. 3.2 (:func:`new_client_features`),
+    the representation changes with the capacity.
+
+    Returns
+    -------
+    dict with ``capacities``, ``global`` (the global model's test accuracy), ``knnper`` (kNN-Per, λ_t on
+    validation) and ``store_median`` per capacity.
+    """
+    capacities = _capacities(capacities)
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma)
+    split, model = digits_split(n_clients, alpha, seed), digits_model()
+    w = split.test.n.numpy().astype(float)
+    out: dict = {"capacities": capacities, "global": [], "knnper": [], "store_median": []}
+    for c in capacities:
+        part = shrink_clients(split, c, seed)
+        params, _, _ = train_global(part.federated(with_validation=False), rounds=rounds, seed=seed, lr=lr,
+                                    local_steps=local_steps, batch_size=batch_size)
+        lam = personalize(model, params, part.train, validation=part.val, k=k, sigma=sigma, seed=seed).lambdas
+        for name, store, lam_t in (("global", part.train, 0.0), ("knnper", part.trainval, lam)):
+            acc = personalize(model, params, store, lam=lam_t, k=k, sigma=sigma, seed=seed).evaluate(part.test)
+            out[name].append(REDUCTIONS["weighted"](acc["test_accuracy"], w))
+        out["store_median"].append(float(np.median(part.trainval.n.numpy())))
+    return out
+
+
+def hyperparameter_sensitivity(*, alpha: float = 0.3, n_clients: int = 6, new_fraction: float = 0.5,
+                               rounds: int = 100, lr: float = 10 ** -0.5, local_steps: int = 5,
+                               batch_size: int = 16, k_values: Sequence[int] = tuple(range(1, 21)),
+                               sigma_values: Sequence[float] = (0.1, 1.0, 10.0, 100.0, 1000.0),
+                               lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)),
+                               seed: int = 0) -> dict:
+    r"""Best-over-λ accuracy of the new clients for each k (σ = 1) and each σ (k = 10) (thesis Figs. 3.6 and 3.8).
+
+    The setting of :func:`new_client_features` (global model trained on the old clients, datastore = the
+    new clients' train ∪ validation, λ shared by the new clients); with few clients each local data set
+    is as large as the thesis' CIFAR-10 datastores (≈ 250 entries). The best over λ is read on the
+    test sets, as in the thesis' figures.
+
+    Returns
+    -------
+    dict with ``k_values``, ``best_by_k``, ``sigma_values``, ``best_by_sigma``, ``n_test`` (test digits of
+    the new clients), ``store_sizes`` and ``global_accuracy``.
+    """
+    k_values = [check_int(f"k_values[{i}]", v, low=1) for i, v in enumerate(_nonempty("k_values", k_values))]
+    sigma_values = [check_real(f"sigma_values[{i}]", v, low=0, low_open=True)
+                    for i, v in enumerate(_nonempty("sigma_values", sigma_values))]
+    check_grid("lambdas", lambdas)
+    feats = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr, local_steps=local_steps,
+                                batch_size=batch_size, new_fraction=new_fraction, seed=seed)
+
+    def best(**kw):
+        return max(surface_from_features(feats, capacities=[1.0], lambdas=lambdas, seed=seed, **kw)["average"][0])
+
+    return {"k_values": k_values, "best_by_k": [best(k=k) for k in k_values], "sigma_values": sigma_values,
+            "best_by_sigma": [best(sigma=s) for s in sigma_values], "n_test": int(feats.n_test.sum()),
+            "store_sizes": feats.store.sizes.tolist(), "global_accuracy": feats.global_accuracy}
+
+
+def _nonempty(name: str, values) -> list:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list, np.ndarray)) or len(values) == 0:
+        raise TypeError(f"{name} must be a non-empty sequence, got {values!r}.")
+    return list(values)
 
 
 # ----------------------------------------------------------------------------------------------

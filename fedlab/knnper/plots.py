@@ -11,6 +11,7 @@ __all__ = [
     "plot_accuracy_surface",
     "plot_lambda_curves",
     "plot_lambda_opt",
+    "plot_sensitivity",
     "plot_quality",
     "plot_shift",
     "plot_prediction",
@@ -119,6 +120,75 @@ def plot_lambda_opt(sizes, lambda_opt, *, ax=None):
     ax.set_xlabel("datastore size $n_t$")
     ax.set_ylabel("$\\lambda_{opt}$ (on test)")
     return fig, {"sizes": n[ok], "lambda_opt": lam[ok], "correlation": corr}
+
+
+def _positive(name: str, value, **shape) -> np.ndarray:
+    """A non-empty array of positive numbers."""
+    arr = check_array(name, value, ndim=None if shape else 1, **shape)
+    if arr.size == 0 or np.any(arr <= 0):
+        raise ValueError(f"{name} must hold positive numbers, got {value!r}.")
+    return arr
+
+
+def _spread_in(values: np.ndarray, accuracy: np.ndarray, span) -> float:
+    """max − min of ``accuracy`` over the points whose value lies in ``span = (low, high)``."""
+    inside = (values >= span[0]) & (values <= span[1])
+    return float(np.ptp(accuracy[inside])) if inside.any() else float("nan")
+
+
+def plot_sensitivity(k_values, best_by_k, sigma_values, best_by_sigma, *, k_span=(7, 14), sigma_span=(0.1, 100.0),
+                     axes=None, title: str | None = None):
+    r"""Best-over-λ accuracy against k and against σ, with the thesis' ranges shaded (thesis Figs. 3.6 and 3.8).
+
+    Parameters
+    ----------
+    k_values : array of int (A,)
+    best_by_k : array (A,) or (runs, A)
+        Accuracies in [0, 1] (runs: mean ± std band).
+    sigma_values : array (B,) > 0
+    best_by_sigma : array (B,) or (runs, B)
+    k_span, sigma_span : (low, high)
+        The ranges the thesis calls insensitive (CIFAR-10: k ∈ [7, 14], σ ∈ [0.1, 100]).
+    axes : two matplotlib Axes, optional
+
+    Returns
+    -------
+    fig, dict with ``k``, ``by_k`` and ``sigma``, ``by_sigma`` (means over runs) and ``k_spread``,
+    ``sigma_spread`` (max − min of the means inside the spans).
+    """
+    ks, sig = _positive("k_values", k_values), _positive("sigma_values", sigma_values)
+    by_k = _curves("best_by_k", {"k": best_by_k}, len(ks))["k"]
+    by_sigma = _curves("best_by_sigma", {"sigma": best_by_sigma}, len(sig))["sigma"]
+    spans = {}
+    for name, span in (("k_span", k_span), ("sigma_span", sigma_span)):
+        lo, hi = _positive(name, span, shape=(2,))
+        if lo > hi:
+            raise ValueError(f"{name} must be (low, high) with low <= high, got {span!r}.")
+        spans[name] = (lo, hi)
+    if check_axes("axes", axes, 2) is None:
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    else:
+        fig = axes[0].figure
+    data = {"k": ks, "sigma": sig}
+    for ax, x, runs, name, span, label in ((axes[0], ks, by_k, "by_k", spans["k_span"], "k (σ = 1)"),
+                                           (axes[1], sig, by_sigma, "by_sigma", spans["sigma_span"], "σ (k = 10)")):
+        mean, std = runs.mean(0), runs.std(0)
+        ax.plot(x, mean, marker="o", ms=3)
+        if len(runs) > 1:
+            ax.fill_between(x, mean - std, mean + std, alpha=0.2)
+        ax.axvspan(*span, color="grey", alpha=0.15, label="thesis' insensitive range")
+        ax.set_xlabel(label)
+        ax.set_ylabel("best test accuracy over λ")
+        ax.legend(fontsize=8)
+        data[name] = mean
+    axes[1].set_xscale("log")
+    data["k_spread"] = _spread_in(ks, data["by_k"], spans["k_span"])
+    data["sigma_spread"] = _spread_in(sig, data["by_sigma"], spans["sigma_span"])
+    if title:
+        fig.suptitle(title)
+    return fig, data
 
 
 def plot_quality(global_acc, knn_acc: dict, *, ax=None):

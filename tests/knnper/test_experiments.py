@@ -244,3 +244,53 @@ def test_new_client_features_and_surface_from_features():
         new_client_features(new_fraction=0.0, **SMALL)
     with pytest.raises(ValueError, match="at least 2"):
         system_heterogeneity(features=new_client_features(seed=0, new_fraction=0.1, **SMALL))
+
+
+def test_shrink_clients_keeps_a_fraction_and_the_test_sets():
+    from fedlab.knnper.experiments import shrink_clients
+
+    split = digits_split(6, 0.3, 0)
+    assert shrink_clients(split, 1.0) is split
+    half = shrink_clients(split, 0.5, seed=1)
+    n, kept = split.train.n.numpy(), half.train.n.numpy()
+    assert np.all(kept == np.maximum(1, np.floor(0.5 * n + 1e-9)))
+    assert np.array_equal(half.test.n.numpy(), split.test.n.numpy())
+    assert np.all(half.val.n.numpy() <= split.val.n.numpy())
+    with pytest.raises(ValueError, match="capacity"):
+        shrink_clients(split, 0.0)
+
+
+def test_new_client_capacity_fedavg_flat_and_full_capacity_matches_unseen_clients():
+    from fedlab.knnper.experiments import new_client_capacity
+
+    methods = ("fedavg", "ditto", "knnper")
+    out = new_client_capacity(methods=methods, capacities=(0.3, 1.0), new_fraction=0.5, seed=0, **SMALL)
+    assert out["average"]["fedavg"][0] == out["average"]["fedavg"][1]       # the global model ignores local data
+    assert out["store_median"][0] < out["store_median"][1]
+    full = unseen_clients(methods=methods, new_fraction=0.5, seed=0, **SMALL)
+    for m in methods:
+        assert out["average"][m][1] == pytest.approx(full["methods"][m]["average"]), m
+    with pytest.raises(TypeError, match="capacities"):
+        new_client_capacity(capacities=(), **SMALL)
+
+
+def test_capacity_retrained_global_and_knnper_per_capacity():
+    from fedlab.knnper.experiments import capacity_retrained
+
+    out = capacity_retrained(capacities=(0.5, 1.0), seed=0, **SMALL)
+    assert len(out["global"]) == len(out["knnper"]) == 2 and out["store_median"][0] < out["store_median"][1]
+    assert all(0 <= v <= 1 for v in out["global"] + out["knnper"])
+    with pytest.raises(ValueError, match="capacities"):
+        capacity_retrained(capacities=(1.5,), **SMALL)
+
+
+def test_hyperparameter_sensitivity_k_and_sigma():
+    from fedlab.knnper.experiments import hyperparameter_sensitivity
+
+    out = hyperparameter_sensitivity(k_values=(1, 10), sigma_values=(1.0, 10.0), seed=0,
+                                     **{**SMALL, "n_clients": 6})
+    assert len(out["best_by_k"]) == 2 and len(out["best_by_sigma"]) == 2
+    assert out["best_by_k"][1] == pytest.approx(out["best_by_sigma"][0])          # k = 10, σ = 1 in both
+    assert out["n_test"] > 0 and len(out["store_sizes"]) == 3
+    with pytest.raises(ValueError, match="k_values"):
+        hyperparameter_sensitivity(k_values=(0,), **SMALL)

@@ -60,3 +60,16 @@ def test_plot_bound_data_matches_the_calculator():
     assert data["threshold"] == pytest.approx(lambda_preference_threshold(*args))
     assert np.allclose(data["bound_lambda0"], data["bound_lambda0"][0])  # λ = 0 does not depend on n_t
     assert np.all(np.diff(data["bound_lambda1"]) <= 1e-12)
+
+
+def test_plot_sensitivity():
+    from fedlab.knnper.plots import plot_sensitivity
+
+    fig, data = plot_sensitivity([1, 7, 10, 14], [[0.9, 0.8, 0.82, 0.81], [0.9, 0.8, 0.84, 0.81]],
+                                 [0.1, 1.0, 1000.0], [0.9, 0.85, 0.5])
+    assert data["by_k"].tolist() == pytest.approx([0.9, 0.8, 0.83, 0.81])
+    assert data["k_spread"] == pytest.approx(0.03) and data["sigma_spread"] == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="k_span"):
+        plot_sensitivity([1, 2], [0.5, 0.5], [1.0], [0.5], k_span=(5, 2))
+    with pytest.raises(ValueError, match="sigma_values"):
+        plot_sensitivity([1, 2], [0.5, 0.5], [0.0], [0.5])
