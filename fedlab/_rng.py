@@ -29,7 +29,8 @@ class Stream:
     AVAILABILITY_PRIOR = 104
     # fedem
     FEDEM_NEW_CLIENTS = 31
-    # knnper: (seed, step, KNNPER_SPLIT) with step 0 partition, 1 split, 2 new-client order, 3 pool order
+    # knnper: (seed, step, KNNPER_SPLIT) with step 0 partition, 1 split, 2 new-client order, 3 pool order,
+    # 4 capacity subsets
     KNNPER_SPLIT = 11
     # knnper: (seed, 0, id), the new clients' personalisation steps in unseen_clients
     KNNPER_NEW_DITTO = 7

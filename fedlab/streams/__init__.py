@@ -5,6 +5,7 @@ Entry points
 ------------
 - ``data.make_stream_dataset`` / ``data.Memory``: arrivals and bounded memories;
 - ``bounds.psi`` (Corollary 4.3.5) and ``bounds.optimal_weights``: the bound and its minimiser;
-- ``algorithms.StreamingFedAvg`` (Algorithm 13);
-- ``experiments.compare_strategies``: historical, fresh, uniform and optimal weighting.
+- ``algorithms.StreamingFedAvg`` (Algorithm 13) and ``algorithms.StreamingScaffold`` (its SCAFFOLD variant);
+- ``experiments.compare_strategies``: historical, fresh, uniform and optimal weighting, with FedAvg, FedProx or
+  SCAFFOLD, and the Bayes accuracy of the synthetic data.
 """

@@ -29,7 +29,7 @@ Fresh (:math:`p_{hist}=0`), Historical (:math:`p_{hist}=1`), Uniform (:math:`p =
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -47,6 +47,8 @@ from fedlab.algorithms import METHODS
 __all__ = [
     "StreamState",
     "StreamingFedAvg",
+    "ScaffoldStreamState",
+    "StreamingScaffold",
     "STRATEGIES",
     "strategy_weights",
     "LAMBDA_RULES",
@@ -362,17 +364,23 @@ class StreamingFedAvg:
         memory = data.memory(t, weight=w)
         if len(active) < data.n_clients:
             memory = memory.select(active)
-        start = broadcast(state.params, len(active))
-        new, loss = local_sgd(self.model, start, memory, self.solver, key=(seed, t, Stream.LOCAL), anchor=start,
-                              backend=self.backend)
         p_t = (mass[active] / total).numpy()
+        new, loss, extra = self._local(state, memory, active, p_t, seed=seed, t=t)
         params = self._project(weighted_average(new, p_t))
         avg_mass = state.avg_mass + total
         frac = total / avg_mass
         avg = {k: state.avg_params[k] + frac * (state.params[k] - state.avg_params[k]) for k in params}
         info = {"participants": active.tolist(), "p_round": [float(v) for v in p_t], "mass": total,
                 "local_loss": float(loss.mean())}
-        return StreamState(params, avg, avg_mass, t + 1), info
+        return replace(state, params=params, avg_params=avg, avg_mass=avg_mass, round=t + 1, **extra), info
+
+    def _local(self, state: StreamState, memory, active: torch.Tensor, p_t: np.ndarray, *, seed: int,
+               t: int) -> tuple[Params, torch.Tensor, dict]:
+        """E local SGD steps of the active clients from the global model: (stacked params, losses, state updates)."""
+        start = broadcast(state.params, len(active))
+        new, loss = local_sgd(self.model, start, memory, self.solver, key=(seed, t, Stream.LOCAL), anchor=start,
+                              backend=self.backend)
+        return new, loss, {}
 
     def evaluate(self, state: StreamState, data: StreamDataset) -> dict[str, np.ndarray]:
         k = data.n_clients
@@ -382,4 +390,68 @@ class StreamingFedAvg:
         return out
 
 
+@dataclass(frozen=True)
+class ScaffoldStreamState(StreamState):
+    r""":class:`StreamState` plus SCAFFOLD's control variates.
+
+    Attributes
+    ----------
+    control : dict of Tensor
+        The server's :math:`c`, the :math:`p^{(t)}`-weighted average of the clients' controls.
+    client_controls : dict of Tensor, stacked ``(M, ...)``
+        Each client's :math:`c_m` (zero until the client first trains).
+    """
+
+    control: Params | None = None
+    client_controls: Params | None = None
+
+
+class StreamingScaffold(StreamingFedAvg):
+    r"""Algorithm 13 with SCAFFOLD's local steps (Karimireddy et al., 2020; thesis §4.3.4.7).
+
+    Each local step corrects the minibatch gradient of the weighted local objective (4.3) by the drift
+    :math:`c - c_m`: :math:`y \leftarrow y - \eta\,(g_m(y) - c_m + c)`. After :math:`E` steps the client sets
+    :math:`c_m^+ = c_m - c + (	heta^{(t)} - y)/(E\eta)` (option II of the paper), the server aggregates the models
+    with :math:`p^{(t)}` as Algorithm 13 does and sets :math:`c = \sum_m p_m^{(t)} c_m^+` over the clients that
+    trained (the drift of the weighted objective (4.4)). The steps are the engine's ``local_sgd`` one at a time,
+    so the solver must be plain SGD (no momentum, weight decay or proximal term).
+
+    Parameters are those of :class:`StreamingFedAvg`.
+    """
+
+    def __init__(self, model: Model, solver: LocalSGD, **kwargs) -> None:
+        super().__init__(model, solver, **kwargs)
+        if solver.momentum or solver.weight_decay or solver.prox_mu:
+            raise ValueError("StreamingScaffold needs a plain SGD solver (momentum, weight_decay and prox_mu at 0), "
+                             f"got {solver!r}.")
+        self._step = replace(solver, local_steps=1)
+
+    def init(self, data: StreamDataset, seed: int) -> ScaffoldStreamState:
+        base = super().init(data, seed)
+        zeros = {k: torch.zeros_like(v) for k, v in base.params.items()}
+        return ScaffoldStreamState(base.params, base.avg_params, base.avg_mass, base.round, control=zeros,
+                                   client_controls=broadcast(zeros, data.n_clients))
+
+    def _local(self, state: ScaffoldStreamState, memory, active: torch.Tensor, p_t: np.ndarray, *, seed: int,
+               t: int) -> tuple[Params, torch.Tensor, dict]:
+        lr, steps = self.solver.lr, self.solver.local_steps
+        own = {k: v[active] for k, v in state.client_controls.items()}
+        drift = {k: state.control[k].unsqueeze(0) - own[k] for k in own}
+        start = broadcast(state.params, len(active))
+        y, losses = start, []
+        for e in range(steps):
+            y, loss = local_sgd(self.model, y, memory, self._step, key=(seed, t, Stream.LOCAL, e),
+                                backend=self.backend)
+            y = {k: v - lr * drift[k] for k, v in y.items()}
+            losses.append(loss)
+        updated = {k: own[k] - state.control[k].unsqueeze(0) + (start[k] - y[k]) / (steps * lr) for k in own}
+        controls = {k: v.clone() for k, v in state.client_controls.items()}
+        for k in controls:
+            controls[k][active] = updated[k]
+        return y, torch.stack(losses).mean(0), {"control": weighted_average(updated, p_t),
+                                               "client_controls": controls}
+
+
 METHODS.register("streaming_fedavg", StreamingFedAvg, chapter="streams", label="Streaming FedAvg (Algorithm 13)")
+METHODS.register("streaming_scaffold", StreamingScaffold, chapter="streams",
+                 label="Streaming SCAFFOLD (Algorithm 13, SCAFFOLD steps)")

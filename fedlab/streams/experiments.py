@@ -24,7 +24,7 @@ from torch import Tensor
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
 from fedlab.algorithms._common import initial_params
-from fedlab.streams.algorithms import StreamingFedAvg, strategy_weights
+from fedlab.streams.algorithms import StreamingFedAvg, StreamingScaffold, strategy_weights
 from fedlab.streams.bounds import estimate_ratio, optimal_p_hist, p_hist_weights
 from fedlab.streams.data import StreamDataset, StreamSynthetic, make_case_study, make_stream_synthetic
 from fedlab.engine import ClientData, LocalSGD, broadcast, check_model_data, local_sgd, run
@@ -41,6 +41,7 @@ __all__ = [
     "summarize",
     "PAPER_ACCURACY",
     "STRATEGY_ORDER",
+    "OPTIMIZERS",
 ]
 
 STRATEGY_ORDER = ("fresh", "historical", "uniform", "ours")
@@ -111,17 +112,21 @@ def excess_risk(params: Params, theta, n) -> float:
     return float(np.sum((w - target) ** 2) / 3 + b ** 2)
 
 
-def _train(model, solver, data, p, seed, horizon):
-    state, history = run(StreamingFedAvg(model, solver, weights=p), data, rounds=horizon, seed=seed,
-                         eval_every=horizon, progress=False)
-    return state, history
+OPTIMIZERS = {"fedavg": StreamingFedAvg, "fedprox": StreamingFedAvg, "scaffold": StreamingScaffold}
+"""The FL optimizers of Algorithm 13 that :func:`compare_strategies` runs (thesis §4.3.4.7): FedAvg, FedProx (the
+same algorithm with a proximal local solver) and SCAFFOLD (:class:`~fedlab.streams.algorithms.StreamingScaffold`)."""
+
+
+def _train(algorithm, data, seed, horizon):
+    return run(algorithm, data, rounds=horizon, seed=seed, eval_every=horizon, progress=False)
 
 
 def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int = 1000, horizon: int = 50,
                        m_hist: int = 5, m_fresh: int = 5, dim: int = 20, eps: float = 0.1, noise: float = 0.0,
                        local_steps: int = 5, batch_size: int = 32, lr: float = 0.25,
                        grid: Sequence[float] = (0.0, 0.2, 0.5, 0.8, 1.0), test_per_client: int = 500,
-                       estimate_fraction: float = 0.5, estimate_steps: int = 20, seed: int = 0) -> dict:
+                       estimate_fraction: float = 0.5, estimate_steps: int = 20, optimizer: str = "fedavg",
+                       prox_mu: float = 0.1, seed: int = 0) -> dict:
     r"""Fresh, Historical, Uniform, Ours and a :math:`p_{hist}` grid on one draw of the synthetic case study.
 
     "Ours" estimates :math:`\hat B, \hat G, \hat D` on ``estimate_fraction`` of the historical data
@@ -132,6 +137,7 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
 
     The logistic model is a 2-class softmax regression (zero init), equivalent to logistic regression with
     twice the learning rate (``lr=0.25`` here is the spec's 0.5). Every run starts from the same model.
+    ``optimizer`` picks the FL optimizer of Algorithm 13 (:data:`OPTIMIZERS`; FedProx with ``prox_mu``).
 
     Returns
     -------
@@ -139,13 +145,16 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
         ``h`` (realised), ``n_total``, ``constants``, ``ratio``, ``p_hat`` (:math:`\hat p^*_{hist}`),
         ``metric`` name, ``values`` {strategy: value} for the four strategies, ``grid`` and ``grid_values``,
         ``best_grid_p``/``best_grid_value`` (the oracle "Optimal"), ``avg_values`` (q-averaged iterate),
-        ``seconds``.
+        ``bayes`` (logistic task: the test accuracy (%) of the clients' true :math:`\theta_m`, averaged over
+        clients, the ceiling of any strategy; None for the linear task), ``seconds``.
     """
     start = time.perf_counter()
     task = check_choice("task", task, ("logistic", "linear"))
     grid = [check_real("grid", g, low=0, high=1) for g in check_sequence("grid", grid, nonempty=True)]
     check_real("estimate_fraction", estimate_fraction, low=0, high=1, low_open=True)
     check_int("estimate_steps", estimate_steps, low=1)
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    prox_mu = check_real("prox_mu", prox_mu, low=0, low_open=True)
     data, gen = synthetic_case_study(task=task, h=h, n_total=n_total, horizon=horizon, m_hist=m_hist,
                                      m_fresh=m_fresh, dim=dim, eps=eps, noise=noise,
                                      test_per_client=test_per_client, seed=seed)
@@ -156,6 +165,8 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
     else:
         model, d_eff = LinearNoBias(dim), dim
     solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+    train_solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size,
+                            prox_mu=prox_mu if optimizer == "fedprox" else 0.0)
     consts = estimate_constants(model, data.train.select(list(range(m_hist))), fraction=estimate_fraction,
                                 steps=estimate_steps, lr=lr, batch_size=batch_size, seed=seed)
     ratio = estimate_ratio(consts["loss_bound"], consts["grad_bound"], consts["diameter"], d_eff,
@@ -170,7 +181,7 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
     def measure(p):
         key = tuple(np.round(p, 12))
         if key not in cache:
-            state, history = _train(model, solver, data, p, seed, horizon)
+            state, history = _train(OPTIMIZERS[optimizer](model, train_solver, weights=p), data, seed, horizon)
             if task == "logistic":
                 cache[key] = (100 * history.final("test_accuracy", "mean"),
                               100 * history.final("test_accuracy_avg", "mean"))
@@ -190,8 +201,15 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
         "avg_values": {s: values[s][1] for s in STRATEGY_ORDER},
         "grid": grid, "grid_values": grid_values,
         "best_grid_p": grid[best], "best_grid_value": grid_values[best],
+        "bayes": _bayes(gen, seed) if task == "logistic" else None,
         "seconds": time.perf_counter() - start,
     }
+
+
+def _bayes(gen: StreamSynthetic, seed: int) -> float:
+    """Mean over clients of the Bayes classifier's accuracy (%), Monte Carlo."""
+    rng = np.random.default_rng([seed, 3])
+    return 100 * float(np.mean([gen.bayes_accuracy(k, rng=rng) for k in range(len(gen.theta))]))
 
 
 def summarize(records: Sequence[Mapping], *, digits: int = 3) -> list[dict]:
@@ -200,7 +218,8 @@ def summarize(records: Sequence[Mapping], *, digits: int = 3) -> list[dict]:
     Returns
     -------
     list of dict
-        Per config: the config, ``n_seeds``, ``h``, ``p_hat``/``ratio`` (mean, std), for each strategy and
+        Per config: the config, ``n_seeds``, ``h``, ``p_hat``/``ratio`` (and ``bayes`` when recorded) (mean, std),
+        for each strategy and
         ``optimal`` (best grid point per seed) ``<name>_mean``/``<name>_std``, the grid curve
         (``grid``, ``grid_mean``, ``grid_std``), ``argmin_or_max`` per seed and the paired differences
         ``hist_minus_unif``, ``fresh_minus_unif``, ``ours_minus_best``, ``ours_minus_unif`` (mean, std, per seed).
@@ -220,6 +239,8 @@ def summarize(records: Sequence[Mapping], *, digits: int = 3) -> list[dict]:
         stat("h", [r["h"] for r in res])
         stat("ratio", [r["ratio"] for r in res])
         stat("p_hat", [r["p_hat"] for r in res])
+        if all(r.get("bayes") is not None for r in res):
+            stat("bayes", [r["bayes"] for r in res])
         for s in STRATEGY_ORDER:
             stat(s, [r["values"][s] for r in res])
             stat(f"avg_{s}", [r["avg_values"][s] for r in res])

@@ -53,6 +53,7 @@ CASE_STUDY = {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True), "n_t
               "eps": Real(0.1, low=0), "noise": Real(0.0, low=0), "test_per_client": Int(5, low=1),
               "seed": Int(0, low=0), "task": Choice("logistic")}
 
+
 CASES = [
     # ---------------------------------------------------------------- data
     Case(f"{M}.data.ConstantArrivals", {"rate": Int(2, low=0)}),
@@ -105,6 +106,14 @@ CASES = [
                                              "sample_weights": Kind(None, extra=(BAD_TEXT, 3)),
                                              "radius": Real(None, low=0, low_open=True, optional=True),
                                              "backend": Choice("auto")}),
+    Case(f"{M}.algorithms.StreamingScaffold", {"model": Obj(w.model(), extra=(w.solver(),)),
+                                               "solver": Obj(w.solver(), extra=(w.model(), __import__(
+                                                   "fedlab.engine", fromlist=["x"]).LocalSGD(
+                                                   lr=0.1, local_steps=1, batch_size=2, momentum=0.5))),
+                                               "weights": Arr(None, optional=True, simplex=True),
+                                               "sample_weights": Kind(None, extra=(BAD_TEXT, 3)),
+                                               "radius": Real(None, low=0, low_open=True, optional=True),
+                                               "backend": Choice("auto")}),
     Case(f"{M}.algorithms.StreamingFedAvg.init", {"data": Obj(fresh(stream), extra=(w.fed(), w.clients())),
                                                   "seed": Int(0, low=0)},
          fn=lambda **kw: __import__("fedlab.streams.algorithms", fromlist=["x"]).StreamingFedAvg(
@@ -198,7 +207,8 @@ CASES = [
                                                  "batch_size": Int(4, low=1), "lr": Real(0.25, low=0, low_open=True),
                                                  "grid": Kind((0.0, 1.0), extra=((NAN,), (1.5,), (), BAD_TEXT)),
                                                  "estimate_fraction": Real(0.5, low=0, high=1, low_open=True),
-                                                 "estimate_steps": Int(2, low=1)}),
+                                                 "estimate_steps": Int(2, low=1), "optimizer": Choice("fedavg"),
+                                                 "prox_mu": Real(0.1, low=0, low_open=True)}),
     Case(f"{M}.experiments.summarize", {"records": Obj([], extra=(3, [3], [{"seed": 0}])),
                                         "digits": Int(3, low=0)}),
     # ---------------------------------------------------------------- plots
@@ -231,4 +241,39 @@ CASES = [
                                                                           {**SUMMARY_ROW, "grid_std": [0.1]},
                                                                           {**SUMMARY_ROW, "h_mean": NAN}, [1])),
                                           "ax": AX}),
+]
+
+
+def REAL_SETTING():
+    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
+    import dataclasses
+
+    from fedlab.streams.real_data import SETTINGS
+
+    return dataclasses.replace(SETTINGS["cifar10"], rounds=2, seeds=1)
+
+
+def REAL_SETTING_DICT():
+    import dataclasses
+
+    return dataclasses.asdict(REAL_SETTING())
+
+
+CASES += [
+    # ---------------------------------------------------------------- paper mode (fedlab.streams.real_data)
+    Case(f"{M}.real_data.case_study", {"setting": Obj(REAL_SETTING(), extra=("cifar10",)),
+                                       "h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
+                                       "seed": Int(0, low=0)}),
+    Case(f"{M}.real_data.compare_on", {"data": Obj(fresh(stream), extra=(w.client_arrays(),)),
+                                       "setting": Obj(REAL_SETTING(), extra=("cifar10",)),
+                                       "m_hist": Int(1, low=1, high=3), "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.real_data.stream_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("cifar10", [1])),
+                                             "h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
+                                             "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
+                                      "datasets": Kind(("cifar10",), extra=((), ("mnist",), 3)),
+                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
+                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
 ]

@@ -22,7 +22,7 @@ EXCLUDED = {
         "fedlab.gmm.GMMState", "fedlab.markovian.algorithms.StreamingState",
         "fedlab.online.algorithms.GaussianFEMOMDState", "fedlab.online.algorithms.FEMOMDState",
         "fedlab.primer.toys.QuadraticState", "fedlab.sfedpo.algorithms.SFedPOState",
-        "fedlab.streams.algorithms.StreamState")},
+        "fedlab.streams.algorithms.StreamState", "fedlab.streams.algorithms.ScaffoldStreamState")},
     # result records: returned by a function of the package, read by others
     **{name: "a result record returned by the package" for name in (
         "fedlab.availability.algorithms.cafed.CafedDecision", "fedlab.availability.bounds.BoundConstants",

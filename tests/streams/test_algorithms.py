@@ -208,3 +208,41 @@ def test_algorithm_errors():
         StreamingFedAvg(MODEL, SOLVER, sample_weights=zero).init(data, 0)
     with pytest.raises(ValueError, match="shape"):
         StreamingFedAvg(MODEL, SOLVER, sample_weights=[np.ones((3, 3))] * 4).init(data, 0)
+
+
+def test_scaffold_with_one_client_is_single_sgd_steps():
+    from fedlab._rng import Stream
+    from fedlab.engine import broadcast
+    from fedlab.streams.algorithms import StreamingScaffold
+
+    data = _case()
+    alg = StreamingScaffold(MODEL, SOLVER, weights=[1.0, 0.0, 0.0, 0.0])   # only client 0 trains
+    state, _ = run(alg, data, rounds=2, seed=3, eval_every=2, progress=False)
+    one = LocalSGD(lr=SOLVER.lr, local_steps=1, batch_size=SOLVER.batch_size)
+    params = alg.init(data, 3).params
+    for t in range(2):   # one client: c = c_1, the correction vanishes
+        y = broadcast(params, 1)
+        memory = data.memory(t, weight=torch.ones(data.memory_index.shape[1:])).select([0])
+        for e in range(SOLVER.local_steps):
+            y, _ = local_sgd(MODEL, y, memory, one, key=(3, t, Stream.LOCAL, e))
+        params = {k: v[0] for k, v in y.items()}
+    for k in params:
+        assert torch.allclose(state.params[k], params[k], atol=1e-6)
+        assert torch.allclose(state.control[k], state.client_controls[k][0], atol=1e-6)
+
+
+def test_scaffold_controls_follow_the_client_weights():
+    from fedlab.streams.algorithms import ScaffoldStreamState, StreamingScaffold
+
+    data = _case()
+    p = np.array([0.0, 0.0, 0.5, 0.5])   # Fresh: the historical clients never train
+    alg = StreamingScaffold(MODEL, SOLVER, weights=p)
+    state, _ = run(alg, data, rounds=3, seed=0, eval_every=3, progress=False)
+    assert isinstance(state, ScaffoldStreamState) and state.round == 3
+    for k, c in state.client_controls.items():
+        assert torch.count_nonzero(c[:2]) == 0 and torch.count_nonzero(c[2:]) > 0
+        assert torch.allclose(state.control[k], 0.5 * c[2] + 0.5 * c[3], atol=1e-6)
+    metrics = alg.evaluate(state, data)
+    assert metrics["test_accuracy"].shape == (4,) and "test_accuracy_avg" in metrics
+    with pytest.raises(ValueError, match="plain SGD"):
+        StreamingScaffold(MODEL, LocalSGD(lr=0.1, local_steps=2, batch_size=4, momentum=0.9))

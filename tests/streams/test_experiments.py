@@ -99,3 +99,20 @@ def test_estimate_constants_on_logistic_data():
     assert c == estimate_constants(model, ClientData.from_arrays(xs, ys), steps=10, lr=0.5, seed=0)  # same seed
     with pytest.raises(TypeError, match="ClientData"):
         estimate_constants(model, xs)
+
+
+@pytest.mark.parametrize("optimizer", ["fedprox", "scaffold"])
+def test_compare_strategies_other_optimizers(optimizer):
+    base = compare_strategies(seed=0, **SMALL)
+    out = compare_strategies(seed=0, optimizer=optimizer, **SMALL)
+    assert out["ratio"] == base["ratio"] and out["bayes"] == base["bayes"]   # same data and estimate
+    assert 50 <= out["bayes"] <= 100 and all(0 <= v <= 100 for v in out["values"].values())
+    assert out["values"] != base["values"]
+    with pytest.raises(ValueError, match="optimizer"):
+        compare_strategies(optimizer="adam", **SMALL)
+
+
+def test_bayes_accuracy_bounds_the_strategies_on_average():
+    out = compare_strategies(seed=0, **{**SMALL, "n_total": 2000, "horizon": 10})
+    assert out["bayes"] >= max(out["values"].values()) - 5    # a ceiling, up to test-set noise
+    assert compare_strategies(task="linear", seed=0, **SMALL)["bayes"] is None

@@ -1,0 +1,155 @@
+"""Paper mode of the data-streams chapter on small files in the real formats (CIFAR binary, TFF HDF5 archives)."""
+import dataclasses
+import tarfile
+
+import h5py
+import numpy as np
+import pytest
+
+from fedlab import paper
+
+from fedlab.claims import VERDICTS
+from fedlab.models import LinearModel
+from fedlab.streams import real_data as rd
+
+
+def _h5(path, clients):
+    with h5py.File(path, "w") as f:
+        for cid, fields in clients.items():
+            for name, values in fields.items():
+                f.create_dataset(f"examples/{cid}/{name}", data=values)
+
+
+def _tar_bz2(archive, files):
+    with tarfile.open(archive, "w:bz2") as tar:
+        for path in files:
+            tar.add(path, arcname=path.name)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def small_models(monkeypatch):
+    """Softmax regressions in place of the papers' CNNs: the same data path, a fraction of the time."""
+    monkeypatch.setitem(paper.MODELS, "cifar_cnn", lambda c: LinearModel(3 * 32 * 32, c))
+    monkeypatch.setitem(paper.MODELS, "femnist_cnn", lambda c: LinearModel(28 * 28, c))
+
+
+def write_cifar10(cache, per_batch: int = 40) -> None:
+    rng = np.random.default_rng(0)
+    folder = cache / "cifar10" / "cifar-10-batches-bin"
+    folder.mkdir(parents=True)
+    for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        labels = np.arange(per_batch) % 10
+        records = np.concatenate([labels[:, None], rng.integers(0, 256, (per_batch, 3072))], 1).astype(np.uint8)
+        (folder / name).write_bytes(records.tobytes())
+
+
+def write_femnist(cache, tmp_path, writers: int = 10) -> None:
+    rng = np.random.default_rng(1)
+    for split, n in (("train", 6), ("test", 2)):
+        _h5(tmp_path / f"fed_emnist_{split}.h5",
+            {f"f{k:04d}_00": {"pixels": rng.random((n, 28, 28), dtype=np.float32),
+                              "label": rng.integers(0, 62, n).astype(np.int32)} for k in range(writers)})
+    (cache / "femnist").mkdir(parents=True)
+    _tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2",
+             [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
+
+
+def write_shakespeare(cache, tmp_path, roles: int = 6) -> None:
+    line = "Now my charms are all o'erthrown, and what strength I have's mine own, which is most faint. "
+    for split, reps in (("train", 4), ("test", 2)):
+        _h5(tmp_path / f"shakespeare_{split}.h5",
+            {f"PLAY_ROLE_{k}": {"snippets": np.array([(line * reps)[k:].encode()])} for k in range(roles)})
+    (cache / "shakespeare").mkdir(parents=True)
+    _tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+             [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
+
+
+def tiny(name, **extra):
+    options = {"rounds": 2, "local_steps": 1, "batch_size": 4, "seeds": 1, **extra}
+    if name.startswith("cifar"):
+        options["clients"] = 4
+    return dataclasses.replace(rd.SETTINGS[name], **options)
+
+
+def test_settings_cover_the_datasets():
+    assert set(rd.SETTINGS) == set(rd.DATASETS)
+    for setting in rd.SETTINGS.values():
+        assert setting.paper and setting.seeds == 3
+    assert rd.SETTINGS["cifar10"].clients == 50
+
+
+def test_cifar_case_study_has_the_historical_fraction(cache):
+    write_cifar10(cache)
+    data, m_hist, dropped = rd.case_study(tiny("cifar10"), 0.5, seed=0)
+    assert m_hist == 2 and data.m_hist == 2 and dropped == 0
+    assert data.horizon == 2 and abs(data.fractions[:2].sum() - 0.5) < 0.1
+    # fresh clients keep only the current batch
+    assert (data.memory_count[0, 2:] == data.memory_count[1, 2:]).all()
+
+
+def test_natural_fresh_clients_are_online_once_or_twice(cache, tmp_path):
+    write_femnist(cache, tmp_path)
+    write_shakespeare(cache, tmp_path)
+    femnist, m_hist, _ = rd.case_study(tiny("femnist"), 0.2, seed=0)
+    assert m_hist == 2 and (femnist.memory_count[:, :m_hist] > 0).all()
+    assert ((femnist.memory_count[:, m_hist:] > 0).sum(0) == 1).all()
+    shakespeare, m_hist, _ = rd.case_study(tiny("shakespeare"), 0.5, seed=0)
+    online = (shakespeare.memory_count[:, m_hist:] > 0).sum(0)
+    assert set(online.tolist()) <= {1, 2} and (online == 2).any()
+
+
+def test_run_paper_feeds_the_claims(cache, tmp_path, small_models):
+    write_cifar10(cache)
+    write_femnist(cache, tmp_path)
+    settings = {"cifar10": tiny("cifar10"), "femnist": tiny("femnist")}
+    results = rd.run_paper(seeds=1, datasets=("cifar10", "femnist"), settings=settings)
+    run = results["cifar10"]["0.2"][0]
+    assert set(run["values"]) == {"fresh", "historical", "uniform", "ours"}
+    assert run["optimal"] == max(run["grid_values"]) and 0 <= run["p_hat"] <= 1 and run["ratio"] > 0
+    claims = rd.paper_claims(results)
+    measured = [c for c in claims if c.measured is not None]
+    assert measured and all(c.verdict in VERDICTS[:3] for c in measured)
+    assert {c.source.split(",")[1].strip() for c in measured} >= {"CIFAR-10", "FEMNIST"}
+    assert all(c.verdict == "not run" for c in claims if "Shakespeare" in c.source)
+
+
+def test_run_paper_resumes_from_its_store(cache, tmp_path, small_models):
+    write_cifar10(cache)
+    settings = {"cifar10": tiny("cifar10")}
+    first = rd.run_paper(seeds=1, datasets=("cifar10",), settings=settings, store=tmp_path / "store")
+    again = rd.run_paper(seeds=1, datasets=("cifar10",), settings=settings, store=tmp_path / "store")
+    assert first == again
+
+
+def test_claims_without_results_say_how_to_fetch():
+    claims = rd.paper_claims(None)
+    assert len(claims) == 4 * 3 * 9 + 6
+    assert all(c.verdict == "not run" for c in claims)
+    assert all("python -m fedlab data fetch" in c.why and "MODE='paper'" in c.why for c in claims)
+
+
+def test_expected_seconds_are_positive(monkeypatch):
+    for name, (shape, classes, _) in list(paper.DATA_SHAPES.items()):
+        monkeypatch.setitem(paper.DATA_SHAPES, name, (shape, classes, 12))  # small stand-in clients
+    settings = {name: tiny(name) for name in rd.DATASETS}
+    seconds = rd.expected_seconds(n_clients=2, settings=settings)
+    assert set(seconds) == set(rd.DATASETS) and all(v > 0 for v in seconds.values())
+
+
+def test_bad_arguments_are_named(cache):
+    with pytest.raises(ValueError, match="datasets"):
+        rd.run_paper(datasets=("mnist",))
+    with pytest.raises(ValueError, match="h"):
+        rd.case_study(rd.SETTINGS["cifar10"], 1.5)
+    with pytest.raises(TypeError, match="setting"):
+        rd.case_study("cifar10", 0.2)
+    with pytest.raises(TypeError, match="results"):
+        rd.paper_claims([1])
+    with pytest.raises(ValueError, match="n_clients"):
+        rd.expected_seconds(n_clients=1)
