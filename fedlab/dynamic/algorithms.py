@@ -15,6 +15,8 @@ Two implementations, both Algorithms run by :func:`fedlab.engine.run`:
   once (several step sizes, drift and offset variances sharing the same random draws); a round applies the
   server recursion. Samples are fresh (:math:`N_k = \infty`) and the minimiser follows the random walk (17).
   :func:`msd_curves`, :func:`steady_state` and :func:`msd_db` read its History.
+* :class:`DynamicFedAvgLogistic` — the paper's own experiment: the same simulation on the drifting logistic problem
+  (29) of :mod:`fedlab.dynamic.data`, R runs at once, one epoch at a time (the updates are not affine).
 * :class:`DynamicFedAvg` — the same algorithm for any ``fedlab`` model on a static ``FederatedDataset``, written
   on the engine (``local_sgd`` with ``LocalSGD(lr=mu/E_k, local_steps=E_k, batch_size=B_k)`` per group of agents
   with equal budgets). The engine draws minibatches with replacement (the paper: without); with equal budgets it
@@ -29,10 +31,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
+from scipy.special import expit
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng
-from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_sequence
-from fedlab.dynamic.data import DriftingLeastSquares
+from fedlab._validation import (check_array, check_bool, check_choice, check_int, check_real, check_sequence,
+                                check_type)
+from fedlab.dynamic.data import DriftingLeastSquares, DriftingLogistic, logistic_risk_minimizer
 from fedlab.engine import (DivergenceError, FederatedDataset, History, LocalSGD, broadcast, local_sgd,
                            weighted_average)
 from fedlab.models import Model, check_model
@@ -43,6 +47,7 @@ __all__ = [
     "draw_budgets",
     "LeastSquaresRuns",
     "DynamicFedAvgLS",
+    "DynamicFedAvgLogistic",
     "msd_curves",
     "steady_state",
     "msd_db",
@@ -353,12 +358,128 @@ class DynamicFedAvgLS:
             return {"msd": np.sum((state.w_opt - state.w) ** 2, -1)}
 
 
+@dataclass(frozen=True)
+class LogisticRuns:
+    r"""State of :class:`DynamicFedAvgLogistic`: iterates ``w`` (R, 2), minimisers ``w_opt`` (R, 2), common models
+    ``w_star`` (R, 2), each run's ``lr``, ``drift_var``, ``offset_var`` (R,), the generator ``rng`` and ``round``."""
+
+    w: np.ndarray
+    w_opt: np.ndarray
+    w_star: np.ndarray
+    lr: np.ndarray
+    drift_var: np.ndarray
+    offset_var: np.ndarray
+    rng: np.random.Generator
+    round: int = 0
+
+
+class DynamicFedAvgLogistic:
+    r"""Dynamic FedAvg (Algorithm 1) on the paper's drifting logistic problem (29), R runs at once.
+
+    The numpy path of :func:`fedlab.engine.run` on a :class:`~fedlab.dynamic.data.DriftingLogistic` problem;
+    one round is one iteration i and :meth:`evaluate` records ``msd`` (R,), :math:`\|w^o_i - w_i\|^2`. Each round
+    samples L agents without replacement; agent k runs :math:`E_k` incremental epochs (11) on fresh minibatches
+    of :math:`B_k` samples with the step :math:`\mu/E_k`,
+
+    .. math:: w_{k,e} = w_{k,e-1} + \frac{\mu}{E_kB_k}\sum_b\gamma_bh_b\,\sigma(-\gamma_bh_b^\top w_{k,e-1})
+              - \frac{2\mu\rho}{E_k}w_{k,e-1},
+
+    the server averages (12), then the model drifts (17) and the reference :math:`w^o_i` is the minimiser of the
+    population risk at :math:`w^\star_i` (:func:`~fedlab.dynamic.data.logistic_risk_minimizer`, three Newton steps
+    warm-started at :math:`w^o_{i-1}`). As in :class:`DynamicFedAvgLS`, iteration i uses data generated at
+    :math:`w^\star_{i-1}`, and all runs share the random draws (agents, features, standardised drift steps; a
+    run's labels follow its own models), drawn from ``numpy_rng(seed, Stream.SAMPLING)``.
+
+    Parameters
+    ----------
+    lr : float or array (R,)
+        :math:`\mu > 0`.
+    n_iters : int
+        Horizon T (the rounds to run, at most).
+    n_active : int in [1, K]
+        L.
+    local_steps, batch : int or int array (K,)
+        :math:`E_k` and :math:`B_k`.
+    drift_var, offset_var : float or array (R,), optional
+        :math:`\sigma_q^2` and :math:`\sigma_c^2` per run (default: the problem's).
+    w_init : "zeros" or "optimum"
+        :math:`w_0 = 0` or the run's :math:`w^o_0` (no transient).
+    """
+
+    def __init__(self, *, lr, n_iters: int, n_active: int, local_steps=1, batch=10, drift_var=None,
+                 offset_var=None, w_init: str = "zeros") -> None:
+        _rows(lr, 0.0 if drift_var is None else drift_var, 0.0 if offset_var is None else offset_var)  # validate
+        check_int("n_active", n_active, low=1)
+        _budget_values("local_steps", local_steps)
+        _budget_values("batch", batch)
+        self.w_init = check_choice("w_init", w_init, ("zeros", "optimum"))
+        self.lr, self.drift_var, self.offset_var = lr, drift_var, offset_var
+        self.n_iters = check_int("n_iters", n_iters, low=1)
+        self.n_active, self.local_steps, self.batch = int(n_active), local_steps, batch
+
+    def _budgets(self, problem: DriftingLogistic) -> tuple[int, np.ndarray, np.ndarray]:
+        k = problem.n_agents
+        return (_check_active(self.n_active, k), _check_budget("local_steps", self.local_steps, k),
+                _check_budget("batch", self.batch, k))
+
+    def init(self, problem: DriftingLogistic, seed: int) -> LogisticRuns:
+        check_type("problem", problem, DriftingLogistic)
+        self._budgets(problem)
+        lr, sq, sc = _rows(self.lr, problem.drift_var if self.drift_var is None else self.drift_var,
+                           problem.offset_var if self.offset_var is None else self.offset_var)
+        w_star = np.tile(problem.w_start, (lr.size, 1))
+        w_opt = _logistic_optima(problem, w_star, sc)
+        w = w_opt.copy() if self.w_init == "optimum" else np.zeros_like(w_star)
+        return LogisticRuns(w, w_opt, w_star, lr, sq, sc, numpy_rng(seed, Stream.SAMPLING))
+
+    def round(self, state: LogisticRuns, problem: DriftingLogistic, seed: int) -> tuple[LogisticRuns, dict]:
+        """One iteration of every run: local epochs (11) of the L sampled agents, average (12), drift (17)."""
+        _check_horizon(state.round, self.n_iters)
+        n_l, e_k, b_k = self._budgets(problem)
+        rng = state.rng
+        agents = np.argsort(rng.random(problem.n_agents))[:n_l]
+        e_a, b_a = e_k[agents], b_k[agents]
+        e_max, b_max = int(e_a.max()), int(b_a.max())
+        h = rng.standard_normal((n_l, e_max, b_max, 2)) * np.sqrt(problem.feature_var[agents])[:, None, None, None]
+        step = rng.standard_normal(2)
+        targets = problem.agent_optima(state.w_star, state.offset_var)[:, agents]          # (R, L, 2)
+        yh = np.sign(np.einsum("lebj,rlj->rleb", h, targets))[..., None] * h[None]         # gamma h: (R, L, E, B, 2)
+        yh *= (np.arange(b_max) < b_a[:, None])[None, :, None, :, None] / b_a[None, :, None, None, None]
+        alpha = state.lr[:, None] / e_a[None, :]                                           # (R, L)
+        wl = np.repeat(state.w[:, None, :], n_l, axis=1)
+        for e in range(e_max):
+            margin = np.einsum("rlbj,rlj->rlb", yh[:, :, e], wl) * b_a[None, :, None]
+            grad = -np.einsum("rlb,rlbj->rlj", expit(-margin), yh[:, :, e]) + 2 * problem.reg_rho * wl
+            wl = wl - (alpha * (e < e_a))[..., None] * grad
+        w_star = state.w_star + np.sqrt(state.drift_var / 2)[:, None] * step
+        w_opt = _logistic_optima(problem, w_star, state.offset_var, w_init=state.w_opt)
+        return replace(state, w=wl.mean(1), w_opt=w_opt, w_star=w_star, round=state.round + 1), {}
+
+    def evaluate(self, state: LogisticRuns, problem: DriftingLogistic) -> dict[str, np.ndarray]:
+        r"""``msd`` (R,): :math:`\|w^o_i - w_i\|^2` of every run."""
+        return {"msd": np.sum((state.w_opt - state.w) ** 2, -1)}
+
+
+def _logistic_optima(problem: DriftingLogistic, w_star: np.ndarray, offset_var: np.ndarray, *,
+                     w_init: np.ndarray | None = None) -> np.ndarray:
+    """The runs' minimisers, computed once per distinct (common model, offset variance); a warm start takes three
+    Newton steps, a cold one thirty."""
+    key = np.column_stack([w_star, offset_var])
+    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    warm = None if w_init is None else w_init[first]
+    opt = logistic_risk_minimizer(problem.feature_var, problem.agent_optima(uniq[:, :2], uniq[:, 2]),
+                                  problem.reg_rho, w_init=warm, newton_steps=30 if w_init is None else 3,
+                                  n_angle=16, n_radius=24)
+    return opt[inv.ravel()]
+
+
 def msd_curves(history: History) -> np.ndarray:
     """The recorded ``msd`` of every run, (R, n_records) (iterations ``history.rounds``)."""
     if not isinstance(history, History):
         raise TypeError(f"history must be a History, got {type(history).__name__}.")
     if "msd" not in history.clients:
-        raise ValueError(f"history has no 'msd' metric (a run of DynamicFedAvgLS or NoisyGradientTracking); "
+        raise ValueError(f"history has no 'msd' metric (a run of DynamicFedAvgLS, DynamicFedAvgLogistic or "
+                         f"NoisyGradientTracking); "
                          f"recorded: {sorted(history.clients)}.")
     return np.ascontiguousarray(np.array(history.clients["msd"]).T)   # rows contiguous: per-run reductions
 

@@ -1,18 +1,25 @@
 r"""Tracking bound of Dynamic FedAvg under a random-walk minimiser (Rizk, Vlaski, Sayed; spec ``dynamic.md`` C.3-C.4).
 
 The paper states only Theorem 1 (28), :math:`\mathbb E\|w^o_i-w_i\|^2 \le O(\gamma^i) + O(\mu)(\sigma_s^2+\epsilon^2)
-+ O(\mu^{-1})\sigma_q^2`. The spec (C.4) derives an explicit version by neglecting the incremental error
-:math:`d_i` (O(μ²), zero when :math:`E_k = 1`) and using Lemma 1:
++ O(\mu^{-1})\sigma_q^2`, without proofs. The spec (C.4) derives an explicit form by neglecting the incremental
+error :math:`d_i` (O(μ²), zero when :math:`E_k = 1`) and using Lemma 1:
 
 .. math::
-    \mathbb E\|e_i\|^2 \le \lambda\,\mathbb E\|e_{i-1}\|^2 + \mu^2(\sigma_s^2+\epsilon^2) + \sigma_q^2,\qquad
+    \mathbb E\|e_i\|^2 \lesssim \lambda\,\mathbb E\|e_{i-1}\|^2 + \mu^2(\sigma_s^2+\epsilon^2) + \sigma_q^2,\qquad
     \lambda = 1 - 2\mu\nu + \mu^2(\delta^2+\beta_s^2),
 
-    \mathrm{MSD}_\infty \le \frac{\mu^2(\sigma_s^2+\epsilon^2)+\sigma_q^2}{2\mu\nu-\mu^2(\delta^2+\beta_s^2)}
+    \mathrm{MSD}_\infty \lesssim \frac{\mu^2(\sigma_s^2+\epsilon^2)+\sigma_q^2}{2\mu\nu-\mu^2(\delta^2+\beta_s^2)}
     \quad(\mu < 2\nu/(\delta^2+\beta_s^2)),
 
 three terms: *data variability* :math:`\sigma_s^2`, *model variability* :math:`\epsilon^2` (both O(μ)) and the
 *tracking* term :math:`\sigma_q^2/(2\nu\mu)` (:math:`\propto 1/\mu`), hence a U-shape in μ and an optimal step.
+
+**It is an approximation, not a proven bound.** Two steps are not rigorous: the incremental error :math:`d_i`
+(21) is dropped, although with :math:`E_k > 1` it adds O(μ²) terms to both the contraction and the noise; and for
+the least-squares model (:func:`ls_lemma1_constants`) the Lipschitz constant δ of Assumption 1 does not exist
+almost surely (Gaussian features), so :math:`\beta_s^2` uses the mean-square constant
+:math:`\mathbb E\|\nabla Q(w)-\nabla Q(w')\|^2\le\delta_Q^2\|w-w'\|^2`. The functions below keep the name
+"bound" for the formula; notebook 08 calls its curve the *approximate bound (C.4)*.
 
 Symbols (spec §0.1): ``n_agents`` K, ``n_active`` L, ``lr`` μ, ``strong_nu`` ν, ``delta`` δ (gradient Lipschitz),
 ``drift_var`` :math:`\sigma_q^2`.
@@ -167,9 +174,9 @@ def dfl_msd_terms(mu, strong_nu: float, delta: float, beta_s2: float, sigma_s2: 
 
 
 def dfl_msd_bound(mu, strong_nu: float, delta: float, beta_s2: float, sigma_s2: float, eps2: float, sigma_q2: float):
-    r"""Steady-state MSD bound (spec C.4):
+    r"""Steady-state MSD of the spec's approximate bound (C.4; :math:`d_i` dropped, see the module docstring):
 
-    .. math:: \mathrm{MSD}_\infty \le \frac{\mu^2(\sigma_s^2+\epsilon^2)+\sigma_q^2}{2\mu\nu-\mu^2(\delta^2+\beta_s^2)},
+    .. math:: \mathrm{MSD}_\infty \lesssim \frac{\mu^2(\sigma_s^2+\epsilon^2)+\sigma_q^2}{2\mu\nu-\mu^2(\delta^2+\beta_s^2)},
 
     ``inf`` when :math:`\mu \ge 2\nu/(\delta^2+\beta_s^2)` (no contraction). Test vector
     ``dfl_msd_bound(0.05, 1, 2, 0.5, 1, 0.2, 1e-4) = 0.0349296``.

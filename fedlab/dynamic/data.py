@@ -13,17 +13,26 @@ model plus a fixed offset, :math:`w^\star_{k,i} = w^\star_i + c_k`, with the ran
 
 which drifts exactly like :math:`w^\star_i` (Assumption 2 with variance :math:`\sigma_q^2`). Samples are fresh
 at every minibatch (:math:`N_k=\infty`), the least-squares default of the spec (C.7) where :math:`w^o_i` is exact.
+
+The paper's own experiment (§V) is the regularised logistic risk (29),
+:math:`P_k(w) = \mathbb E\ln(1+e^{-\gamma h^\top w}) + \rho\|w\|^2` with 2-D Gaussian features
+:math:`h\sim\mathcal N(0, v_kI_2)` and noise-free labels :math:`\gamma = \mathrm{sign}(h^\top w^\star_{k,i})`
+(:class:`DriftingLogistic`). Its aggregate minimiser has no closed form; with fresh samples it is the minimiser of
+the population risk, computed by :func:`logistic_risk_minimizer` (Newton's method on an exact polar quadrature).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.special import expit
 
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import check_array, check_int, check_real
 
-__all__ = ["DriftingLeastSquares", "make_drifting_least_squares", "random_walk", "sample_least_squares"]
+__all__ = ["DriftingLeastSquares", "make_drifting_least_squares", "random_walk", "sample_least_squares",
+           "DriftingLogistic", "make_drifting_logistic", "logistic_risk_minimizer", "logistic_risk_curvature"]
 
 
 @dataclass(frozen=True)
@@ -170,3 +179,171 @@ def sample_least_squares(problem: DriftingLeastSquares, w_star, agents, batch: i
     targets = problem.agent_optima(w_star)[agents]
     y = np.einsum("abd,ad->ab", h, targets) + problem.noise_std * rng.standard_normal((agents.size, b))
     return h, y
+
+
+@dataclass(frozen=True)
+class DriftingLogistic:
+    r"""The paper's drifting logistic problem (29) in two dimensions (module docstring; spec C.6).
+
+    Agent k sees :math:`h\sim\mathcal N(0, v_kI_2)` with the label :math:`\gamma = \mathrm{sign}(h^\top w^\star_{k,i})`,
+    :math:`w^\star_{k,i} = w^\star_i + c_k`, and the loss :math:`\ln(1+e^{-\gamma h^\top w}) + \rho\|w\|^2`; the
+    common model follows the random walk (17). Samples are fresh (:math:`N_k = \infty`): the reference
+    :math:`w^o_i` is the minimiser of the aggregate population risk (:meth:`optimum`).
+
+    Parameters
+    ----------
+    feature_var : array (K,)
+        :math:`v_k > 0`.
+    offset_dirs : array (K, 2)
+        Standard-normal directions :math:`z_k`; :math:`c_k = \sqrt{\sigma_c^2/2}\,z_k`.
+    offset_var, drift_var : float >= 0
+        :math:`\sigma_c^2`, :math:`\sigma_q^2`.
+    reg_rho : float > 0
+        :math:`\rho` (not given in the paper; 0.01 by default, spec C.7 assumption).
+    w_start : array (2,)
+        :math:`w^\star_0`.
+    """
+
+    feature_var: np.ndarray
+    offset_dirs: np.ndarray
+    offset_var: float = 0.1
+    drift_var: float = 0.0
+    reg_rho: float = 0.01
+    w_start: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        v = check_array("feature_var", self.feature_var, ndim=1)
+        if v.size == 0 or np.any(v <= 0):
+            raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+        z = check_array("offset_dirs", self.offset_dirs, shape=(v.size, 2))
+        check_real("offset_var", self.offset_var, low=0)
+        check_real("drift_var", self.drift_var, low=0)
+        check_real("reg_rho", self.reg_rho, low=0, low_open=True)
+        w0 = np.zeros(2) if self.w_start is None else check_array("w_start", self.w_start, shape=(2,))
+        object.__setattr__(self, "feature_var", v)
+        object.__setattr__(self, "offset_dirs", z)
+        object.__setattr__(self, "w_start", w0)
+
+    @property
+    def n_agents(self) -> int:
+        return self.feature_var.size
+
+    @property
+    def dim(self) -> int:
+        return 2
+
+    def agent_optima(self, w_star, offset_var=None) -> np.ndarray:
+        r"""Label-generating models :math:`w^\star + c_k`, shape (..., K, 2); ``offset_var`` (...,) overrides
+        :math:`\sigma_c^2` per leading entry."""
+        w_star = np.asarray(w_star, dtype=float)
+        ov = self.offset_var if offset_var is None else np.asarray(offset_var, dtype=float)
+        return w_star[..., None, :] + np.sqrt(np.asarray(ov) / 2)[..., None, None] * self.offset_dirs
+
+    def optimum(self, w_star, offset_var=None, *, w_init=None) -> np.ndarray:
+        r"""Aggregate minimiser :math:`w^o` for common model(s) ``w_star`` (..., 2) (:func:`logistic_risk_minimizer`)."""
+        return logistic_risk_minimizer(self.feature_var, self.agent_optima(w_star, offset_var), self.reg_rho,
+                                       w_init=w_init)
+
+    def with_(self, **changes) -> "DriftingLogistic":
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+def make_drifting_logistic(n_agents: int = 20, *, offset_var: float = 0.1, drift_var: float = 0.0,
+                           reg_rho: float = 0.01, feature_var_range: tuple[float, float] = (0.5, 2.0),
+                           rng=None) -> DriftingLogistic:
+    r"""Draw the paper's logistic problem: :math:`v_k\sim U(0.5, 2)` (the paper: "a random variance"),
+    :math:`z_k, w^\star_0\sim\mathcal N(0, I_2)` (the same draws, in the same order, as
+    :func:`make_drifting_least_squares` with ``dim = 2``)."""
+    ls = make_drifting_least_squares(n_agents, 2, offset_var=offset_var, drift_var=drift_var,
+                                     feature_var_range=feature_var_range, rng=rng)
+    return DriftingLogistic(ls.feature_var, ls.offset_dirs, offset_var=offset_var, drift_var=drift_var,
+                            reg_rho=reg_rho, w_start=ls.w_start)
+
+
+@functools.lru_cache(maxsize=8)
+def _polar_rule(n_angle: int, n_radius: int, r_max: float = 9.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Angles in (-pi/2, pi/2), radii and the product weights of a half-plane Gauss-Legendre rule for N(0, I_2)."""
+    ta, wa = np.polynomial.legendre.leggauss(n_angle)
+    tr, wr = np.polynomial.legendre.leggauss(n_radius)
+    angle, radius = ta * np.pi / 2, (tr + 1) * r_max / 2
+    w_rad = wr * r_max / 2 * radius * np.exp(-radius ** 2 / 2)       # Rayleigh density of |z|
+    return angle, radius, (wa / 2)[:, None] * w_rad[None, :]
+
+
+def _quadrature(v: np.ndarray, u: np.ndarray, n_angle: int, n_radius: int) -> tuple:
+    """Directions (..., K, A, 2), feature norms sqrt(v_k) r (K, R) and weights (1, A, R) of every agent's half-plane."""
+    angle, radius, weight = _polar_rule(n_angle, n_radius)
+    phi = np.arctan2(u[..., 1], u[..., 0])[..., None] + angle                  # (..., K, A)
+    return np.stack([np.cos(phi), np.sin(phi)], -1), np.sqrt(v)[:, None] * radius, weight[None] / v.size
+
+
+def _grad_hess(rule: tuple, w: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient (..., 2) and Hessian (..., 2, 2) of the aggregate risk at ``w``: h.w = |h| (dir.w) is separable."""
+    dirs, scale, wk = rule
+    m = np.einsum("...kaj,...j->...ka", dirs, w)[..., None] * scale[:, None, :]
+    s = expit(-m)                                                              # sigma(-m): (..., K, A, R)
+    g_rad = np.sum(wk * s * scale[:, None, :], -1)                             # (..., K, A)
+    h_rad = np.sum(wk * s * (1 - s) * (scale ** 2)[:, None, :], -1)
+    grad = -np.einsum("...ka,...kaj->...j", g_rad, dirs) + 2 * rho * w
+    return grad, np.einsum("...ka,...kai,...kaj->...ij", h_rad, dirs, dirs) + 2 * rho * np.eye(2)
+
+
+def logistic_risk_curvature(feature_var, agent_optima, reg_rho: float, w) -> np.ndarray:
+    r"""Eigenvalues (ascending, (..., 2)) of the Hessian of the aggregate logistic risk (29) at ``w`` (..., 2):
+    :math:`\frac1K\sum_k\mathbb E[\sigma(m)\sigma(-m)hh^\top] + 2\rho I`, :math:`m = \gamma h^\top w`; at
+    :math:`w^o` the smallest is the strong-convexity constant ν that sets the contraction :math:`1-\mu\nu`."""
+    v = check_array("feature_var", feature_var, ndim=1)
+    if v.size == 0 or np.any(v <= 0):
+        raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+    u = check_array("agent_optima", agent_optima)
+    if u.ndim < 2 or u.shape[-2:] != (v.size, 2):
+        raise ValueError(f"agent_optima must have shape (..., {v.size}, 2), got {u.shape}.")
+    rho = check_real("reg_rho", reg_rho, low=0, low_open=True)
+    w = check_array("w", w, shape=u.shape[:-2] + (2,))
+    return np.linalg.eigvalsh(_grad_hess(_quadrature(v, u, 24, 32), w, rho)[1])
+
+
+def logistic_risk_minimizer(feature_var, agent_optima, reg_rho: float, *, w_init=None, newton_steps: int = 30,
+                            n_angle: int = 24, n_radius: int = 32) -> np.ndarray:
+    r"""Minimiser of the aggregate population logistic risk (29) with noise-free sign labels.
+
+    .. math:: w^o = \arg\min_w \frac1K\sum_k\mathbb E_{h\sim\mathcal N(0,v_kI_2)}
+              \ln\bigl(1+e^{-\mathrm{sign}(h^\top u_k)\,h^\top w}\bigr) + \rho\|w\|^2,
+
+    :math:`u_k` = ``agent_optima[..., k, :]``. Since :math:`\mathrm{sign}(h^\top u)\,h` is :math:`h` reflected into
+    the half-plane :math:`h^\top u > 0`, each expectation is an integral over that half-plane, computed in polar
+    coordinates with Gauss-Legendre rules in the angle and the radius (smooth integrands: exact to ~1e-12 with the
+    defaults); Newton's method (strictly convex objective, Hessian :math:`\succeq 2\rho I`) from ``w_init`` (zeros).
+
+    Parameters
+    ----------
+    feature_var : array (K,)
+    agent_optima : array (..., K, 2)
+    reg_rho : float > 0
+    w_init : array (..., 2), optional
+        Warm start.
+    newton_steps : int
+    n_angle, n_radius : int
+        Nodes of the quadrature.
+
+    Returns
+    -------
+    array (..., 2)
+    """
+    v = check_array("feature_var", feature_var, ndim=1)
+    if v.size == 0 or np.any(v <= 0):
+        raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+    u = check_array("agent_optima", agent_optima)
+    if u.ndim < 2 or u.shape[-2:] != (v.size, 2):
+        raise ValueError(f"agent_optima must have shape (..., {v.size}, 2), got {u.shape}.")
+    rho = check_real("reg_rho", reg_rho, low=0, low_open=True)
+    steps = check_int("newton_steps", newton_steps, low=1)
+    check_int("n_angle", n_angle, low=2)
+    check_int("n_radius", n_radius, low=2)
+    w = np.zeros(u.shape[:-2] + (2,)) if w_init is None else check_array("w_init", w_init, shape=u.shape[:-2] + (2,))
+    rule = _quadrature(v, u, n_angle, n_radius)
+    for _ in range(steps):
+        grad, hess = _grad_hess(rule, w, rho)
+        w = w - np.linalg.solve(hess, grad[..., None])[..., 0]
+    return w

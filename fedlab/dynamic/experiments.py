@@ -11,14 +11,16 @@ import numpy as np
 
 from fedlab._rng import numpy_rng
 from fedlab._validation import check_array, check_bool, check_int
-from fedlab.dynamic.algorithms import (DynamicFedAvgLS, LeastSquaresRuns, draw_budgets, dynamic_fedavg_fixed_point,
-                                      msd_db, steady_state)
+from fedlab.dynamic.algorithms import (DynamicFedAvgLogistic, DynamicFedAvgLS, LeastSquaresRuns, draw_budgets,
+                                      dynamic_fedavg_fixed_point, msd_db, steady_state)
 from fedlab.dynamic.bounds import (dfl_msd_bound, dfl_opt_mu, ls_lemma1_constants, ls_msd_prediction,
                                    ls_noise_at_opt)
-from fedlab.dynamic.data import DriftingLeastSquares, make_drifting_least_squares
+from fedlab.dynamic.data import (DriftingLeastSquares, DriftingLogistic, logistic_risk_curvature,
+                                make_drifting_least_squares, make_drifting_logistic)
 from fedlab.engine import History, run
 
-__all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalization_bias", "db"]
+__all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalization_bias", "db",
+           "dfl_logistic_setup", "dfl_logistic_step_sweep", "dfl_logistic_curves"]
 
 
 def db(x):
@@ -125,6 +127,12 @@ def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n
                                   local_steps_range=(1, local_steps_max), batch_range=batch_range)
     state, history = _simulate(problem, seed, n_iters, lr=lrs, drift_var=drift_vars, offset_var=offset_vars,
                                n_active=n_active, local_steps=e_k, batch=b_k, normalize=normalize)
+    return {**_curve_stats(history, n_iters, tail, every), "lr": state.lr.tolist(),
+            "drift_var": state.drift_var.tolist(), "offset_var": state.offset_var.tolist()}
+
+
+def _curve_stats(history: History, n_iters: int, tail: int, every: int) -> dict:
+    """Curves (every ``every`` iterations), floors, iterations to within 3 dB of the floor and transient slopes."""
     floor = steady_state(history, tail)
     curves = msd_db(history)
     within, decay = [], []
@@ -136,8 +144,7 @@ def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n
         decay.append(float(np.polyfit(np.arange(stop), curves[r, :stop], 1)[0] * 100) if stop >= 5 else float("nan"))
     idx = np.arange(0, n_iters + 1, every)
     return {"iterations": idx.tolist(), "msd_db": curves[:, idx].tolist(), "floor": floor.tolist(),
-            "floor_db": db(floor), "iters_to_3db": within, "decay_db_per_100": decay, "lr": state.lr.tolist(),
-            "drift_var": state.drift_var.tolist(), "offset_var": state.offset_var.tolist()}
+            "floor_db": db(floor), "iters_to_3db": within, "decay_db_per_100": decay}
 
 
 def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2, offset_var: float = 0.1,
@@ -158,3 +165,71 @@ def dfl_normalization_bias(*, lrs=(0.01, 0.1), n_agents: int = 20, dim: int = 2,
                                n_active=n_agents, local_steps=e_k, batch=1, normalize=normalize, full_gradient=True)
         out["simulated"][key] = np.sqrt(history.per_client("msd")).tolist()
     return out
+
+
+def dfl_logistic_setup(seed: int, *, n_agents: int = 20, offset_var: float = 0.1, drift_var: float = 0.0,
+                       reg_rho: float = 0.01, local_steps_range=(1, 10),
+                       batch_range=(10, 20)) -> tuple[DriftingLogistic, np.ndarray, np.ndarray]:
+    """The seed's logistic problem (29) and agent budgets ``(problem, local_steps, batch)``: the same draws as
+    :func:`dfl_setup` with ``dim = 2`` (same agents, offsets, budgets and :math:`w^\\star_0`)."""
+    check_int("seed", seed, low=0)
+    problem = make_drifting_logistic(n_agents, offset_var=offset_var, drift_var=drift_var, reg_rho=reg_rho,
+                                     rng=numpy_rng(seed, 0))
+    e_k, b_k = draw_budgets(n_agents, local_steps_range=local_steps_range, batch_range=batch_range,
+                            rng=numpy_rng(seed, 1))
+    return problem, e_k, b_k
+
+
+def dfl_logistic_step_sweep(*, lrs=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0), drift_vars=(0.0, 1e-2),
+                            offset_var: float = 0.1, n_agents: int = 20, n_active: int = 7, local_steps_max: int = 10,
+                            batch_range=(10, 20), reg_rho: float = 0.01, n_iters: int = 2000, tail: int = 1000,
+                            seed: int = 0) -> dict:
+    """Steady-state MSD against the step size on the paper's logistic model (29) (Fig. 1b), from :math:`w^o_0`.
+
+    Returns ``steady`` and ``steady_db`` indexed ``[drift][lr]`` (mean over the last ``tail`` iterations), the
+    measured argmin per drift, and the norm of the final minimiser (the scale the MSD compares with).
+    """
+    lrs = _positive("lrs", lrs)
+    drifts = check_array("drift_vars", drift_vars, ndim=1, nonnegative=True)
+    if drifts.size == 0:
+        raise ValueError("drift_vars must not be empty.")
+    check_int("local_steps_max", local_steps_max, low=1)
+    n_iters = check_int("n_iters", n_iters, low=1)
+    problem, e_k, b_k = dfl_logistic_setup(seed, n_agents=n_agents, offset_var=offset_var, reg_rho=reg_rho,
+                                           local_steps_range=(1, local_steps_max), batch_range=batch_range)
+    mu_grid, q_grid = np.meshgrid(lrs, drifts)
+    algo = DynamicFedAvgLogistic(lr=mu_grid.ravel(), drift_var=q_grid.ravel(), n_iters=n_iters, n_active=n_active,
+                                 local_steps=e_k, batch=b_k, w_init="optimum")
+    state, history = run(algo, problem, rounds=n_iters, seed=seed, progress=False)
+    steady = steady_state(history, tail).reshape(drifts.size, lrs.size)
+    return {"lrs": lrs.tolist(), "drift_vars": drifts.tolist(), "steady": steady.tolist(), "steady_db": db(steady),
+            "argmin_measured": [float(lrs[int(np.argmin(row))]) for row in steady],
+            "optimum_norm": float(np.linalg.norm(state.w_opt, axis=1).mean())}
+
+
+def dfl_logistic_curves(*, lrs=(0.1,), drift_vars=(0.0,), offset_vars=(0.1,), n_agents: int = 20, n_active: int = 7,
+                        local_steps_max: int = 10, batch_range=(10, 20), reg_rho: float = 0.01, n_iters: int = 2000,
+                        tail: int = 700, every: int = 10, seed: int = 0) -> dict:
+    """MSD(dB) against the iteration from :math:`w_0 = 0` on the logistic model (29) (Fig. 1a/c/d).
+
+    ``lrs``, ``drift_vars`` and ``offset_vars`` are broadcast together (one curve per entry); the summaries are
+    those of :func:`dfl_learning_curves` (floor, iterations to within 3 dB, transient slope), plus ``curvature``:
+    the smallest eigenvalue ν of the risk's Hessian at the final :math:`w^o` of every curve.
+    """
+    _positive("lrs", lrs)
+    for name, value in (("drift_vars", drift_vars), ("offset_vars", offset_vars)):
+        arr = check_array(name, value, nonnegative=True)
+        if arr.ndim > 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a number or a non-empty 1-D list, got shape {arr.shape}.")
+    check_int("local_steps_max", local_steps_max, low=1)
+    n_iters = check_int("n_iters", n_iters, low=1)
+    check_int("every", every, low=1)
+    problem, e_k, b_k = dfl_logistic_setup(seed, n_agents=n_agents, reg_rho=reg_rho,
+                                           local_steps_range=(1, local_steps_max), batch_range=batch_range)
+    algo = DynamicFedAvgLogistic(lr=lrs, drift_var=drift_vars, offset_var=offset_vars, n_iters=n_iters,
+                                 n_active=n_active, local_steps=e_k, batch=b_k)
+    state, history = run(algo, problem, rounds=n_iters, seed=seed, progress=False)
+    nu = logistic_risk_curvature(problem.feature_var, problem.agent_optima(state.w_star, state.offset_var),
+                                 problem.reg_rho, state.w_opt)[:, 0]
+    return {**_curve_stats(history, n_iters, tail, every), "lr": state.lr.tolist(),
+            "drift_var": state.drift_var.tolist(), "offset_var": state.offset_var.tolist(), "curvature": nu.tolist()}

@@ -22,7 +22,8 @@ def _steps(name: str, value) -> np.ndarray:
 
 def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, prediction=None, mu_star=None, ax=None,
                      title: str | None = None):
-    """Steady-state MSD (dB) against the step size: simulation (dots, mean ± std over seeds) and bound (lines).
+    """Steady-state MSD (dB) against the step size: simulation (dots, mean ± std over seeds) and the approximate
+    bound of spec C.4 (lines; it drops the incremental error, so it is not a proven bound).
 
     Parameters
     ----------
@@ -32,9 +33,9 @@ def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, pred
     drift_vars : array (n_drift,)
     fine_lrs : array (n_grid,), optional
     bound, prediction : arrays (n_drift, n_grid), optional
-        The C.4 bound (solid) and the exact-noise prediction (dotted); ``inf`` is not drawn.
+        The C.4 approximate bound (solid) and the exact-noise prediction (dotted); ``inf`` is not drawn.
     mu_star : array (n_drift,), optional
-        Optimal step of the bound, marked with a star on the bound curve.
+        Optimal step of the approximate bound, marked with a star on its curve.
     """
     import matplotlib.pyplot as plt
 
@@ -79,13 +80,13 @@ def plot_msd_vs_step(lrs, steady, drift_vars, *, fine_lrs=None, bound=None, pred
             j = int(np.argmin(np.abs(np.log(fl) - np.log(mu_star[i]))))
             ax.plot([mu_star[i]], [_db(np.asarray(bound)[i][j])], "*", color=colors[i], ms=14, mec="k")
     if bound is not None:
-        ax.plot([], [], "k-", label="bound (C.4)")
+        ax.plot([], [], "k-", label="approximate bound (C.4, $d_i$ dropped)")
         data["bound_db"] = _db(np.asarray(bound, dtype=float))
     if prediction is not None:
         ax.plot([], [], "k:", label="exact-noise prediction")
         data["prediction_db"] = _db(np.asarray(prediction, dtype=float))
     if mu_star is not None:
-        ax.plot([], [], "k*", ms=10, label=r"$\mu^\star$ of the bound")
+        ax.plot([], [], "k*", ms=10, label=r"$\mu^\star$ of the approximation")
         data["mu_star"] = np.asarray(mu_star, dtype=float)
     ax.set_xscale("log")
     ax.set_xlabel(r"step size $\mu$")

@@ -18,7 +18,7 @@ from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch
 from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
                                    two_state_streams)
 
-__all__ = ["markov_experiment", "markov_problems", "explicit_bounds"]
+__all__ = ["markov_experiment", "markov_problems", "explicit_bounds", "batch_dependence_ratio", "final_values"]
 
 
 def markov_problems(seed: int, n_clients: int, n_replicas: int, *, dim: int = 10, reg_lambda: float = 0.01,
@@ -95,7 +95,8 @@ def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int =
     histories = run_streaming_fl(rows_problem, np.stack(rows_states), algorithms=algorithms, lr_global=lr_global,
                                  lr_local=lr_local, momentum_beta=momentum_beta, w0=np.stack(rows_w0), seed=seed)
     idx = np.arange(0, t + 1, every)
-    out = {"rounds": idx.tolist(), "keys": keys, "mixing_times": taus.tolist(), "flip_prob": flips.tolist(),
+    out = {"rounds": idx.tolist(), "keys": keys, "n_clients": m, "n_local": k, "mixing_times": taus.tolist(),
+           "flip_prob": flips.tolist(),
            "exact_mixing_time": np.atleast_1d(two_state_mixing_time(flips)).tolist(), "modes": modes,
            "curves": {}, "floor": {}, "average": {}, "final": {}}
     for alg, history in histories.items():
@@ -107,6 +108,44 @@ def markov_experiment(*, n_clients: int = 10, n_local: int = 50, n_rounds: int =
         out["average"][alg] = {key: averages[i].tolist() for i, key in enumerate(keys)}
         out["final"][alg] = {key: g[i, :, -1].tolist() for i, key in enumerate(keys)}
     return out
+
+
+def _check_result(name: str, result) -> None:
+    """``result`` must be a :func:`markov_experiment` dict."""
+    check_type(name, result, Mapping)
+    missing = [k for k in ("keys", "floor", "curves", "mixing_times", "exact_mixing_time", "n_local") if k not in result]
+    if missing:
+        raise ValueError(f"{name} must be a markov_experiment result; it lacks {missing}.")
+
+
+def batch_dependence_ratio(result: Mapping) -> dict:
+    r"""Floor ratio *independent / dependent batches* (paper App. G, Fig. 7) per algorithm and mixing time.
+
+    ``result`` is a :func:`markov_experiment` run with both ``"markov"`` and ``"independent"`` modes. The ratio of
+    the replica-mean floors is 1 when restarting every round from π changes nothing (the paper's "similar
+    performance"); below 1 when the dependence *between* rounds, which only the continuous chain keeps, raises the
+    floor. Returns ``{"k_over_tau": [K/τ(1/4) per τ_m], "ratio": {alg: [ratio per τ_m]}}`` (τ(1/4) the exact
+    mixing time of the client chain).
+    """
+    _check_result("result", result)
+    taus = result["mixing_times"]
+    for tau in taus:
+        for mode in ("markov", "independent"):
+            if f"{tau:g}|{mode}" not in result["keys"]:
+                raise ValueError(f"result has no {mode!r} run for mixing time {tau:g}: run markov_experiment with "
+                                 "modes=('markov', 'independent').")
+    ratio = {alg: [float(np.mean(fl[f"{t:g}|independent"]) / np.mean(fl[f"{t:g}|markov"])) for t in taus]
+             for alg, fl in result["floor"].items()}
+    return {"k_over_tau": [result["n_local"] / t for t in result["exact_mixing_time"]], "ratio": ratio}
+
+
+def final_values(result: Mapping, fraction: float = 1 / 6) -> dict:
+    r"""Mean of the replica-mean curve over the last ``fraction`` of the recorded rounds, ``{alg: {key: value}}``:
+    where a curve from :math:`w_0 = 0` ends (Figs. 1, 3, 4 are read at their right edge)."""
+    _check_result("result", result)
+    fraction = check_real("fraction", fraction, low=0, high=1, low_open=True)
+    n = max(1, int(round(fraction * len(result["rounds"]))))
+    return {alg: {key: float(np.mean(c[-n:])) for key, c in curves.items()} for alg, curves in result["curves"].items()}
 
 
 def explicit_bounds(constants: dict, *, n_clients: int, n_local: int, n_rounds: int, mixing_time: float,

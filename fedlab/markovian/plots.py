@@ -6,7 +6,7 @@ import numpy as np
 from fedlab._validation import check_array, check_bool, check_type
 from fedlab.plots import figure_axes
 
-__all__ = ["plot_log_curves", "plot_loglog"]
+__all__ = ["plot_log_curves", "plot_loglog", "plot_curve_panels", "plot_batch_crossover"]
 
 
 def _series(name: str, series, styles) -> None:
@@ -75,4 +75,84 @@ def plot_loglog(x, ys: dict, *, ax=None, xlabel: str = "", ylabel: str = "", fit
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
+    return fig, data
+
+
+def plot_curve_panels(x, panels: dict, *, ncols: int = 3, xlabel: str = "round", ylabel: str = "",
+                      styles: dict | None = None, title: str | None = None):
+    """A grid of :func:`plot_log_curves` panels, ``{panel title: {label: y or runs}}``, sharing the y-axis.
+
+    Returns ``(fig, data)`` with ``data[panel title]`` the panel's data (``{label: {"x", "mean"}}``).
+    """
+    import matplotlib.pyplot as plt
+
+    check_type("panels", panels, dict)
+    if not panels:
+        raise ValueError("panels must hold at least one panel.")
+    if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
+        raise ValueError(f"ncols must be an integer >= 1, got {ncols!r}.")
+    ncols = min(int(ncols), len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.3 * nrows), sharey=True, squeeze=False)
+    data = {}
+    for ax, (name, curves) in zip(axes.ravel(), panels.items()):
+        _, data[name] = plot_log_curves(x, curves, ax=ax, xlabel=xlabel, ylabel=ylabel, styles=styles)
+        ax.set_title(str(name), fontsize=9)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig, data
+
+
+def plot_batch_crossover(k_over_tau, ratios: dict, *, labels=None, band=(0.5, 2.0), ax=None, title: str | None = None):
+    r"""Floor ratio independent / dependent batches against :math:`K/\tau` (one line per mixing time), the band of
+    "similar" floors shaded and :math:`K = \tau` marked (paper Fig. 7 and where it holds).
+
+    Parameters
+    ----------
+    k_over_tau : array (n_tau, n_k)
+        :math:`K/\tau` of every point (positive).
+    ratios : dict algorithm -> array (n_tau, n_k)
+        One panel per algorithm (``ax`` only with a single algorithm).
+    labels : list of n_tau str, optional
+    band : (low, high)
+    """
+    import matplotlib.pyplot as plt
+
+    x = check_array("k_over_tau", k_over_tau, ndim=2)
+    if np.any(x <= 0):
+        raise ValueError("k_over_tau must be positive for a log axis.")
+    _series("ratios", ratios, None)
+    labels = [f"τ {i}" for i in range(x.shape[0])] if labels is None else list(labels)
+    if len(labels) != x.shape[0]:
+        raise ValueError(f"labels must name the {x.shape[0]} mixing times, got {len(labels)}.")
+    lo, hi = check_array("band", band, shape=(2,))
+    if not 0 < lo < hi:
+        raise ValueError(f"band must be (low, high) with 0 < low < high, got {band!r}.")
+    if ax is not None and len(ratios) > 1:
+        raise ValueError("ax draws a single panel: give one algorithm in ratios, or no ax.")
+    if ax is None:
+        fig, axes = plt.subplots(1, len(ratios), figsize=(4.6 * len(ratios), 3.4), sharey=True, squeeze=False)
+        axes = axes.ravel()
+    else:
+        fig, ax = figure_axes(ax)
+        axes = [ax]
+    data = {"k_over_tau": x}
+    for a, (name, values) in zip(axes, ratios.items()):
+        y = check_array(f"ratios[{name!r}]", values, shape=x.shape)
+        if np.any(y <= 0):
+            raise ValueError(f"ratios[{name!r}] must be positive for a log axis.")
+        a.axhspan(lo, hi, color="0.9", zorder=0, label=f"similar: ratio in [{lo:g}, {hi:g}]")
+        a.axvline(1.0, color="k", lw=0.8, ls="--")
+        for i, label in enumerate(labels):
+            a.plot(x[i], y[i], "o-", label=label)
+        a.axhline(1.0, color="k", lw=0.6)
+        a.set(xscale="log", yscale="log", xlabel=r"$K/\tau$", title=str(name))
+        data[name] = y
+    axes[0].set_ylabel("floor ratio independent / dependent")
+    axes[0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
     return fig, data

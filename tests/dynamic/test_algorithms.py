@@ -6,11 +6,12 @@ import torch
 from fedlab._rng import Stream, numpy_rng
 from scipy.signal import lfilter
 
-from fedlab.dynamic.algorithms import (DynamicFedAvg, DynamicFedAvgLS, NoisyGradientTracking, _chunk_draws,
+from fedlab.dynamic.algorithms import (DynamicFedAvg, DynamicFedAvgLogistic, DynamicFedAvgLS, NoisyGradientTracking,
+                                       _chunk_draws,
                                        draw_budgets, dynamic_fedavg_fixed_point, msd_curves, msd_db, steady_state)
 from fedlab.algorithms.fedavg import FedAvg
 from fedlab.dynamic.bounds import dfl_msd_bound, ls_lemma1_constants, ls_msd_prediction, ls_noise_at_opt
-from fedlab.dynamic.data import make_drifting_least_squares
+from fedlab.dynamic.data import make_drifting_least_squares, make_drifting_logistic
 from fedlab.engine import DivergenceError, History, LocalSGD, broadcast, local_sgd, run
 from fedlab.dynamic.experiments import dfl_setup
 from fedlab.models import LinearModel
@@ -301,3 +302,65 @@ def test_engine_version_heterogeneous_budgets_and_validation(small_data):
     with pytest.raises(ValueError, match="local_steps"):
         run(DynamicFedAvg(LinearModel(5, 3), solver, n_active=2, local_steps=[1, 2]), small_data, rounds=1, seed=0,
             progress=False)
+
+
+# ---------------------------------------------------------------- the paper's logistic model (29)
+
+def literal_logistic_rounds(problem, lr, n_rounds, n_active, e_k, b_k, *, drift_var, offset_var, seed=0):
+    """Algorithm 1 on the logistic model, agent by agent and sample by sample, with the draws of
+    ``DynamicFedAvgLogistic`` (same generator, same order): the iterates after every round."""
+    rng = numpy_rng(seed, Stream.SAMPLING)
+    w, w_star = np.zeros(2), problem.w_start.copy()
+    out = []
+    for _ in range(n_rounds):
+        agents = np.argsort(rng.random(problem.n_agents))[:n_active]
+        e_max, b_max = int(e_k[agents].max()), int(b_k[agents].max())
+        h = rng.standard_normal((n_active, e_max, b_max, 2)) * np.sqrt(problem.feature_var[agents])[:, None, None, None]
+        step = rng.standard_normal(2)
+        finals = []
+        for j, k in enumerate(agents):
+            target = w_star + np.sqrt(offset_var / 2) * problem.offset_dirs[k]
+            wk = w.copy()
+            for e in range(e_k[k]):
+                g = 2 * problem.reg_rho * wk
+                for b in range(b_k[k]):
+                    y = np.sign(h[j, e, b] @ target)
+                    g = g - y * h[j, e, b] / (1 + np.exp(y * h[j, e, b] @ wk)) / b_k[k]
+                wk = wk - lr / e_k[k] * g
+            finals.append(wk)
+        w = np.mean(finals, axis=0)
+        w_star = w_star + np.sqrt(drift_var / 2) * step
+        out.append(w)
+    return np.array(out)
+
+
+def test_logistic_simulation_matches_the_literal_algorithm():
+    problem = make_drifting_logistic(6, rng=2)
+    e_k, b_k = np.array([1, 3, 2, 1, 4, 2]), np.array([3, 5, 4, 2, 3, 5])
+    algo = DynamicFedAvgLogistic(lr=[0.3, 1.0], drift_var=[1e-2, 0.0], offset_var=[0.1, 1.0], n_iters=5, n_active=3,
+                                 local_steps=e_k, batch=b_k)
+    state = algo.init(problem, 0)
+    iterates = []
+    for _ in range(5):
+        state, _ = algo.round(state, problem, 0)
+        iterates.append(state.w)
+    for r, (lr, q, c) in enumerate(((0.3, 1e-2, 0.1), (1.0, 0.0, 1.0))):
+        ref = literal_logistic_rounds(problem, lr, 5, 3, e_k, b_k, drift_var=q, offset_var=c)
+        assert np.allclose(np.array(iterates)[:, r], ref, atol=1e-12)
+    # the reference is the minimiser at the drifted common model
+    assert np.allclose(state.w_opt[0], problem.optimum(state.w_star[0], 0.1), atol=1e-8)
+
+
+def test_logistic_runs_share_draws_and_start_where_asked():
+    problem = make_drifting_logistic(8, rng=0)
+    kw = dict(n_iters=30, n_active=3, local_steps=2, batch=5)
+    _, h = run(DynamicFedAvgLogistic(lr=[0.1, 0.1, 1.0], **kw), problem, rounds=30, progress=False)
+    msd = msd_curves(h)
+    assert msd.shape == (3, 31) and np.array_equal(msd[0], msd[1])       # common random numbers
+    assert msd[0, -1] < msd[0, 0]                                          # it learns from w_0 = 0
+    _, h_opt = run(DynamicFedAvgLogistic(lr=0.1, w_init="optimum", **kw), problem, rounds=30, progress=False)
+    assert msd_curves(h_opt)[0, 0] == 0.0 and steady_state(h_opt, 10)[0] < 1e-2
+    with pytest.raises(TypeError, match="DriftingLogistic"):
+        run(DynamicFedAvgLogistic(lr=0.1, **kw), make_drifting_least_squares(8, 2, rng=0), rounds=2, progress=False)
+    with pytest.raises(ValueError, match="n_iters"):
+        run(DynamicFedAvgLogistic(lr=0.1, **{**kw, "n_iters": 2}), problem, rounds=3, progress=False)

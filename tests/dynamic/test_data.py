@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from fedlab.dynamic.data import (DriftingLeastSquares, make_drifting_least_squares, random_walk,
-                                 sample_least_squares)
+from fedlab.dynamic.data import (DriftingLeastSquares, DriftingLogistic, logistic_risk_curvature,
+                                 logistic_risk_minimizer, make_drifting_least_squares, make_drifting_logistic,
+                                 random_walk, sample_least_squares)
 
 
 def test_make_problem_shapes_and_ranges():
@@ -76,3 +77,67 @@ def test_bad_direct_construction_and_sampling_raise():
         sample_least_squares("problem", np.zeros(2), np.array([0]), 4)
     with pytest.raises(ValueError, match="drift_var"):
         random_walk(10, 2, -1.0)
+
+
+# ---------------------------------------------------------------- the paper's logistic model (29)
+
+def _logistic_grad_mc(problem, w, n=200_000, seed=1):
+    """Monte-Carlo gradient of the aggregate population risk at ``w``."""
+    rng = np.random.default_rng(seed)
+    u = problem.agent_optima(problem.w_start)
+    g = np.zeros(2)
+    for k in range(problem.n_agents):
+        h = rng.standard_normal((n, 2)) * np.sqrt(problem.feature_var[k])
+        y = np.sign(h @ u[k])
+        g -= ((1 / (1 + np.exp(y * (h @ w))))[:, None] * y[:, None] * h).mean(0) / problem.n_agents
+    return g + 2 * problem.reg_rho * w
+
+
+def test_drifting_logistic_shares_the_least_squares_draws():
+    ls = make_drifting_least_squares(6, 2, rng=3)
+    lg = make_drifting_logistic(6, rng=3)
+    assert np.array_equal(ls.feature_var, lg.feature_var) and np.array_equal(ls.offset_dirs, lg.offset_dirs)
+    assert np.array_equal(ls.w_start, lg.w_start) and lg.dim == 2 and lg.n_agents == 6
+    assert np.allclose(lg.agent_optima(lg.w_start), ls.agent_optima(ls.w_start))
+    assert lg.with_(reg_rho=0.1).reg_rho == 0.1
+    with pytest.raises(ValueError, match="offset_dirs"):
+        DriftingLogistic(np.ones(3), np.ones((3, 3)))
+    with pytest.raises(ValueError, match="reg_rho"):
+        DriftingLogistic(np.ones(3), np.ones((3, 2)), reg_rho=0.0)
+
+
+def test_logistic_minimizer_is_a_stationary_point_of_the_population_risk():
+    problem = make_drifting_logistic(5, rng=0)
+    w = problem.optimum(problem.w_start)
+    assert np.linalg.norm(_logistic_grad_mc(problem, w)) < 2e-3              # MC error ~1e-3
+    assert np.linalg.norm(_logistic_grad_mc(problem, 0.8 * w)) > 2e-2         # elsewhere it is not
+    fine = logistic_risk_minimizer(problem.feature_var, problem.agent_optima(problem.w_start), problem.reg_rho,
+                                   n_angle=64, n_radius=96)
+    assert np.allclose(w, fine, atol=1e-8)                                    # quadrature converged
+    # batched, with per-entry offset variances; a warm start with a few steps gives the same point
+    ws = np.stack([problem.w_start, problem.w_start + 0.3])
+    batch = problem.optimum(ws, np.array([0.1, 1.0]))
+    assert np.allclose(batch[0], w)
+    warm = logistic_risk_minimizer(problem.feature_var, problem.agent_optima(ws, np.array([0.1, 1.0])),
+                                   problem.reg_rho, w_init=batch + 0.01, newton_steps=4)
+    assert np.allclose(warm, batch, atol=1e-9)
+
+
+def test_logistic_minimizer_depends_on_directions_only_and_shrinks_with_rho():
+    problem = make_drifting_logistic(4, offset_var=0.0, rng=1)
+    w1 = problem.optimum(problem.w_start)
+    w2 = problem.optimum(3 * problem.w_start)                 # sign labels: the scale of w* is irrelevant
+    assert np.allclose(w1, w2, atol=1e-9)
+    assert abs(w1 @ np.array([-problem.w_start[1], problem.w_start[0]])) < 1e-8   # aligned with w* (no offsets)
+    assert np.linalg.norm(problem.with_(reg_rho=0.1).optimum(problem.w_start)) < np.linalg.norm(w1)
+
+
+def test_logistic_curvature():
+    problem = make_drifting_logistic(5, rng=0)
+    w = problem.optimum(problem.w_start)
+    eig = logistic_risk_curvature(problem.feature_var, problem.agent_optima(problem.w_start), problem.reg_rho, w)
+    assert eig.shape == (2,) and 2 * problem.reg_rho < eig[0] <= eig[1]
+    far = logistic_risk_curvature(problem.feature_var, problem.agent_optima(problem.w_start), problem.reg_rho, 50 * w)
+    assert far[0] == pytest.approx(2 * problem.reg_rho, abs=1e-3)            # saturated margins: only the ridge left
+    with pytest.raises(ValueError, match="w must have shape"):
+        logistic_risk_curvature(problem.feature_var, problem.agent_optima(problem.w_start), 0.01, np.zeros(3))

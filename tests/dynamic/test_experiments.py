@@ -9,7 +9,8 @@ import pytest
 
 from fedlab.dynamic.bounds import dfl_opt_mu
 from fedlab.experiments import grid, sweep
-from fedlab.dynamic.experiments import (db, dfl_learning_curves, dfl_normalization_bias, dfl_setup,
+from fedlab.dynamic.experiments import (db, dfl_learning_curves, dfl_logistic_curves, dfl_logistic_setup,
+                                        dfl_logistic_step_sweep, dfl_normalization_bias, dfl_setup,
                                         dfl_step_sweep)
 from fedlab.dynamic.plots import plot_msd_vs_step, plot_normalization_bias
 from fedlab.markovian.plots import plot_log_curves, plot_loglog
@@ -81,3 +82,27 @@ def test_other_plots():
         plot_log_curves([0, 1], {"a": [1.0, 2.0, 3.0]})
     with pytest.raises(ValueError, match="positive"):
         plot_loglog([0, 1], {"a": [1.0, 2.0]})
+
+
+def test_logistic_setup_and_step_sweep():
+    ls, e_ls, b_ls = dfl_setup(3)
+    lg, e_lg, b_lg = dfl_logistic_setup(3)
+    assert np.array_equal(ls.feature_var, lg.feature_var) and np.array_equal(e_ls, e_lg) and np.array_equal(b_ls, b_lg)
+    r = dfl_logistic_step_sweep(lrs=(0.03, 0.3), drift_vars=(0.0, 1e-2), n_agents=6, n_active=3, n_iters=60, tail=30)
+    assert np.array(r["steady"]).shape == (2, 2) and len(r["argmin_measured"]) == 2
+    assert np.allclose(r["steady_db"], 10 * np.log10(r["steady"]))
+    assert r["steady"][1][0] > r["steady"][0][0]                # drift raises the MSD at a small step
+    assert r["optimum_norm"] > 0
+    with pytest.raises(ValueError, match="drift_vars"):
+        dfl_logistic_step_sweep(drift_vars=(), n_iters=2, tail=1)
+
+
+def test_logistic_curves():
+    r = dfl_logistic_curves(lrs=[0.1, 1.0, 0.1], drift_vars=0.0, offset_vars=[0.1, 0.1, 1.0], n_agents=6, n_active=3,
+                            n_iters=100, tail=30, every=20)
+    assert r["iterations"] == [0, 20, 40, 60, 80, 100] and np.array(r["msd_db"]).shape == (3, 6)
+    assert r["lr"] == [0.1, 1.0, 0.1] and r["offset_var"] == [0.1, 0.1, 1.0]
+    assert r["iters_to_3db"][1] < r["iters_to_3db"][0]          # the larger step converges faster
+    assert len(r["curvature"]) == 3 and r["curvature"][2] > r["curvature"][0] > 0.02
+    with pytest.raises(ValueError, match="offset_vars"):
+        dfl_logistic_curves(offset_vars=[], n_iters=2, tail=1)

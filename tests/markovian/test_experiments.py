@@ -5,7 +5,8 @@ import pytest
 from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound
 from fedlab.markovian.data import make_markov_regression
 from fedlab.experiments import grid, sweep
-from fedlab.markovian.experiments import explicit_bounds, markov_experiment, markov_problems
+from fedlab.markovian.experiments import (batch_dependence_ratio, explicit_bounds, final_values, markov_experiment,
+                                          markov_problems)
 from fedlab.tables import loglog_slope
 
 FLOOR = dict(start="stationary", init="optimum", n_replicas=2, seed=0)
@@ -81,3 +82,24 @@ def test_explicit_bounds_use_the_problem_constants():
     assert out["local_momentum"] == pytest.approx(local_sgdm_bound(c["delta0"], c["smooth_L"], 0.1, 0.01, **common))
     assert out["conditions"]["minibatch gamma <= 1/L"]
     assert not out["conditions"]["local_momentum gamma <= beta/(sqrt(60) L)"]
+
+
+def test_batch_dependence_ratio_and_final_values():
+    r = markov_experiment(n_clients=4, n_local=3, n_rounds=40, mixing_times=[1, 30], modes=["markov", "independent"],
+                          **FLOOR)
+    assert r["n_local"] == 3 and r["n_clients"] == 4
+    out = batch_dependence_ratio(r)
+    assert out["k_over_tau"] == [3 / t for t in r["exact_mixing_time"]]
+    for alg, ratios in out["ratio"].items():
+        expected = [np.mean(r["floor"][alg][f"{t:g}|independent"]) / np.mean(r["floor"][alg][f"{t:g}|markov"])
+                    for t in (1, 30)]
+        assert ratios == pytest.approx(expected)
+    # p = 1/1 is a chain that restarts from pi anyway: both modes are the same process; K << tau: dependence hurts
+    assert out["ratio"]["minibatch"][1] < out["ratio"]["minibatch"][0]
+    ends = final_values(r, 0.25)
+    n = max(1, round(0.25 * len(r["rounds"])))
+    assert ends["local"]["30|markov"] == pytest.approx(np.mean(r["curves"]["local"]["30|markov"][-n:]))
+    with pytest.raises(ValueError, match="independent"):
+        batch_dependence_ratio(markov_experiment(n_clients=2, n_local=2, n_rounds=3, modes=["markov"]))
+    with pytest.raises(ValueError, match="markov_experiment result"):
+        final_values({"keys": []})

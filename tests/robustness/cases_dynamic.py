@@ -198,3 +198,60 @@ CASES = [
                                                                     also=("lrs",)),
                                                 "ax": AX}),
 ]
+
+
+@functools.cache
+def logistic_problem():
+    from fedlab.dynamic.data import make_drifting_logistic
+
+    return make_drifting_logistic(K, rng=0)
+
+
+RISK = {"feature_var": Arr(V, positive=True, ndim=1, also=("agent_optima",)),
+        "agent_optima": Arr(np.ones((K, 2)), also=("feature_var",), extra=(np.ones((K, 3)), np.ones(2))),
+        "reg_rho": Real(0.01, low=0, low_open=True)}
+"""The aggregate logistic risk (29) of a small problem."""
+
+CASES += [
+    Case(f"{M}.data.DriftingLogistic", {
+        "feature_var": Arr(V, positive=True, ndim=1, also=("offset_dirs",)),
+        "offset_dirs": Arr(np.ones((K, 2)), ndim=2, link=True, also=("feature_var",), extra=(np.ones((K, 3)),)),
+        "offset_var": Real(0.1, low=0), "drift_var": Real(0.0, low=0), "reg_rho": Real(0.01, low=0, low_open=True),
+        "w_start": Arr(None, optional=True, extra=(np.zeros(3), np.full(2, NAN)))}),
+    Case(f"{M}.data.make_drifting_logistic", {
+        "n_agents": Int(K, low=1), "offset_var": Real(0.1, low=0), "drift_var": Real(0.0, low=0),
+        "reg_rho": Real(0.01, low=0, low_open=True),
+        "feature_var_range": Kind((0.5, 2.0), extra=((0.0, 1.0), (2.0, 1.0), (NAN, 1.0), (1.0,), BAD_TEXT)),
+        "rng": Rng(0)}),
+    Case(f"{M}.data.logistic_risk_minimizer", {
+        **RISK, "w_init": Arr(None, optional=True, extra=(np.zeros(3), np.full(2, NAN))),
+        "newton_steps": Int(2, low=1), "n_angle": Int(4, low=2), "n_radius": Int(4, low=2)}),
+    Case(f"{M}.data.logistic_risk_curvature", {**RISK, "w": Arr(np.zeros(2), also=("agent_optima",),
+                                                                 extra=(np.zeros(3),))}),
+    Case(f"{M}.algorithms.DynamicFedAvgLogistic", {
+        "lr": Arr((0.01, 0.1), positive=True, nonempty=False, extra=(np.ones((2, 2)),)),
+        "n_iters": Int(4, low=1), "n_active": Int(2, low=1), "local_steps": budget(1, per_agent=False),
+        "batch": budget(3, per_agent=False), "drift_var": Arr(None, optional=True, extra=(-1.0, NAN, np.ones((2, 2)))),
+        "offset_var": Arr(None, optional=True, extra=(-1.0, NAN)), "w_init": Choice("zeros")}),
+    Case(f"{M}.algorithms.DynamicFedAvgLogistic.init", {"problem": Obj(fresh(logistic_problem), extra=(w.fed(),)),
+                                                        "seed": Int(0, low=0)},
+         fn=lambda **kw: __import__("fedlab.dynamic.algorithms", fromlist=["x"]).DynamicFedAvgLogistic(
+             lr=0.1, n_iters=2, n_active=2).init(**kw)),
+    Case(f"{M}.experiments.dfl_logistic_setup", {"seed": Int(0, low=0), "n_agents": Int(K, low=1),
+                                                 "offset_var": Real(0.1, low=0), "drift_var": Real(0.0, low=0),
+                                                 "reg_rho": Real(0.01, low=0, low_open=True),
+                                                 "local_steps_range": PAIR, "batch_range": PAIR}),
+    Case(f"{M}.experiments.dfl_logistic_step_sweep", {
+        "lrs": Arr((0.01, 0.1), positive=True, ndim=1), "drift_vars": Arr((0.0, 1e-3), nonneg=True, ndim=1),
+        "offset_var": Real(0.1, low=0), "n_agents": Int(K, low=1),
+        "n_active": Int(2, low=1, high=K, also=("n_agents",)), "local_steps_max": Int(2, low=1), "batch_range": PAIR,
+        "reg_rho": Real(0.01, low=0, low_open=True), "n_iters": Int(6, low=1, also=("tail",)),
+        "tail": Int(3, low=1, high=7, also=("n_iters",)), "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.dfl_logistic_curves", {
+        "lrs": Arr((0.01,), positive=True, ndim=1), "drift_vars": Arr((0.0,), nonneg=True, ndim=1),
+        "offset_vars": Arr((0.1,), nonneg=True, ndim=1), "n_agents": Int(K, low=1),
+        "n_active": Int(2, low=1, high=K, also=("n_agents",)), "local_steps_max": Int(2, low=1),
+        "batch_range": PAIR, "reg_rho": Real(0.01, low=0, low_open=True),
+        "n_iters": Int(6, low=1, also=("tail", "every")), "tail": Int(3, low=1, high=7, also=("n_iters",)),
+        "every": Int(2, low=1, also=("n_iters",)), "seed": Int(0, low=0)}),
+]

@@ -220,3 +220,34 @@ CASES = [
                                     "ax": AX, "fit": Flag(True),
                                     "styles": Kind(None, extra=(BAD_TEXT, [1], {"a": 3}))}),
 ]
+
+
+@functools.cache
+def batch_result():
+    from fedlab.markovian.experiments import markov_experiment
+
+    return markov_experiment(n_clients=2, n_local=2, n_rounds=3, mixing_times=[2.0], modes=["markov", "independent"],
+                             algorithms=["minibatch"], dim=3, n_replicas=1, every=1)
+
+
+RESULT_BAD = ({}, [1], {"keys": []})
+"""Objects that are not markov_experiment results."""
+
+CASES += [
+    Case(f"{M}.experiments.batch_dependence_ratio", {
+        "result": Obj(fresh(batch_result), extra=RESULT_BAD + ({**batch_result(), "keys": ["2|markov"]},))}),
+    Case(f"{M}.experiments.final_values", {"result": Obj(fresh(batch_result), extra=RESULT_BAD),
+                                           "fraction": Real(0.5, low=0, high=1, low_open=True)}),
+    Case(f"{M}.plots.plot_curve_panels", {
+        "x": Arr(np.arange(3.0), ndim=1, also=("panels", "curves")),
+        "panels": Obj({"p": {"a": [1.0, 0.5, 0.25]}}, extra=({}, [1], {"p": {"a": [1.0]}}, {"p": 3}, {"p": {}}),
+                      also=("x", "curves")),
+        "ncols": Int(2, low=1), "styles": Kind(None, extra=(BAD_TEXT, [1], {"a": 3}))}),
+    Case(f"{M}.plots.plot_batch_crossover", {
+        "k_over_tau": Arr(np.ones((2, 3)), positive=True, ndim=2, also=("ratios", "labels")),
+        "ratios": Obj({"a": np.ones((2, 3))}, extra=({}, [1], {"a": np.ones((2, 2))}, {"a": -np.ones((2, 3))},
+                                                    {"a": np.full((2, 3), NAN)}), also=("k_over_tau",)),
+        "labels": Kind(None, extra=(["x"], BAD_TEXT)),
+        "band": Kind((0.5, 2.0), extra=((2.0, 0.5), (0.0, 1.0), (NAN, 1.0), BAD_TEXT, (1.0,))),
+        "ax": Kind(None, extra=(BAD_TEXT, 3))}),
+]
