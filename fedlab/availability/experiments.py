@@ -22,20 +22,25 @@ import numpy as np
 from fedlab._rng import Stream, derive_seed, numpy_rng
 from fedlab._validation import check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.availability.algorithms import PRESETS
-from fedlab.availability.data import LAYOUTS, AvailabilityEstimator, MarkovAvailability, make_population
+from fedlab.availability.data import (LAYOUTS, AvailabilityEstimator, MarkovAvailability, make_clustered_population,
+                                      make_population)
 from fedlab.data.digits import load_digits_arrays
 from fedlab.data.partition import partition_dirichlet
 from fedlab.data.synthetic import make_leaf_synthetic
 from fedlab.engine import FederatedDataset, History, LocalSGD, run
 from fedlab.models import LinearModel
 
-__all__ = ["AVAILABILITY_DATASETS", "DEFAULT_LR", "METHOD_LABELS", "leaf_federation", "digits_federation",
-           "availability_setup", "method_label", "comparison_configs", "by_label", "seed_stats",
-           "run_availability", "summarize_run", "estimator_errors"]
+__all__ = ["AVAILABILITY_DATASETS", "AUTHORS_OPTIMIZER", "DEFAULT_LR", "METHOD_LABELS", "leaf_federation",
+           "digits_federation", "availability_setup", "method_label", "comparison_configs", "by_label", "seed_stats",
+           "seed_values", "format_spread", "run_availability", "summarize_run", "estimator_errors",
+           "step_size_configs", "tune_step_sizes", "DIGITS_SPLITS", "SPATIAL_PI", "SPATIAL_LAMBDA",
+           "spatial_population", "curves_by", "exclusion_when_available"]
 
 # random streams of the experiment (the engine uses 0..3)
 
 DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
+AUTHORS_OPTIMIZER = {"momentum": 0.9, "weight_decay": 1e-2, "server_momentum": 0.9, "server_weight_decay": 1e-2}
+"""The authors' code's optimisers (spec §4.2): local and server SGD, both with momentum 0.9 and weight decay 1e-2."""
 
 
 def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: float = 0.5,
@@ -50,16 +55,50 @@ def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: flo
                                                seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
 
 
-def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5) -> FederatedDataset:
-    """The 8x8 digits split over ``n_clients`` with Dirichlet(``dirichlet``) label proportions, 25% test."""
+def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5, split: str = "client",
+                      n_clusters: int = 10) -> FederatedDataset:
+    """The 8x8 digits split over ``n_clients``, 25% test.
+
+    ``split="client"``: Dirichlet(``dirichlet``) label proportions per client (heterogeneous everywhere);
+    ``"cluster"``: Dirichlet proportions per cluster of ``n_clients / n_clusters`` consecutive clients, shared at
+    random inside the cluster (homogeneous within clusters, heterogeneous across); ``"iid"``: a uniform random split
+    (homogeneous everywhere). The last two are the data settings of Fig. 2.15a-b.
+    """
     n_clients = check_int("n_clients", n_clients, low=1)
     check_real("dirichlet", dirichlet, low=0, low_open=True)
+    check_choice("split", split, DIGITS_SPLITS)
+    n_clusters = check_int("n_clusters", n_clusters, low=1)
+    if split == "cluster" and n_clients % n_clusters:
+        raise ValueError(f"n_clients ({n_clients}) must be a multiple of n_clusters ({n_clusters}) with split='cluster'.")
     x, y = load_digits_arrays()
-    min_size = max(4, min(20, len(y) // (3 * n_clients)))
-    part = partition_dirichlet(y, n_clients, dirichlet, min_size=min_size, rng=numpy_rng(seed, Stream.AVAILABILITY_DATA))
-    return FederatedDataset.from_client_arrays([x[i] for i in part.indices], [y[i] for i in part.indices],
+    rng = numpy_rng(seed, Stream.AVAILABILITY_DATA)
+    if split == "iid":
+        indices = np.array_split(rng.permutation(len(y)), n_clients)
+    else:
+        groups = n_clients if split == "client" else n_clusters
+        min_size = max(4, min(20, len(y) // (3 * groups)))
+        part = partition_dirichlet(y, groups, dirichlet, min_size=min_size, rng=rng)
+        indices = part.indices if split == "client" else \
+            [chunk for idx in part.indices for chunk in np.array_split(rng.permutation(idx), n_clients // n_clusters)]
+    return FederatedDataset.from_client_arrays([x[i] for i in indices], [y[i] for i in indices],
                                                test_fraction=0.25, n_classes=10,
                                                seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
+
+
+DIGITS_SPLITS = ("client", "cluster", "iid")
+SPATIAL_PI = (0.9,) * 5 + (0.1,) * 5
+SPATIAL_LAMBDA = (0.0,) * 5 + (0.5, 0.6, 0.7, 0.8, 0.9)
+r"""Fig. 2.15's ten cluster chains: clusters 0-4 more available and uncorrelated, 5-9 rare with
+:math:`\lambda_c=c/10`."""
+
+
+def spatial_population(n_clients: int) -> MarkovAvailability:
+    r"""The spatially correlated population of Fig. 2.15: ``n_clients`` in ten clusters of consecutive clients, each
+    cluster sharing one chain (:data:`SPATIAL_PI`, :data:`SPATIAL_LAMBDA`)."""
+    n_clients = check_int("n_clients", n_clients, low=10)
+    if n_clients % 10:
+        raise ValueError(f"n_clients must be a multiple of the 10 clusters, got {n_clients}.")
+    return make_clustered_population(n_clients // 10, SPATIAL_PI, SPATIAL_LAMBDA)
 
 
 AVAILABILITY_DATASETS = {"leaf": leaf_federation, "digits": digits_federation}
@@ -67,31 +106,39 @@ AVAILABILITY_DATASETS = {"leaf": leaf_federation, "digits": digits_federation}
 
 def availability_setup(dataset: str, n_clients: int, rounds: int, seed: int, *, layout: str = "code3",
                        g: float = 0.4, nu: float = 0.9, eps: float = 1e-2, t_prior: int = 0,
-                       heterogeneity: float = 0.5):
+                       heterogeneity: float = 0.5, split: str = "client"):
     """Data set, availability population, training trace ``(rounds, N)`` and prior trace ``(t_prior, N)`` of a seed.
 
     ``heterogeneity`` is γ = δ for ``"leaf"`` and the Dirichlet concentration for ``"digits"``. The population's
     groups and the trace's uniforms depend only on the seed, so ``nu = 0`` gives the same groups as ``nu = 0.9``.
+    ``layout="spatial"`` is Fig. 2.15's population (:func:`spatial_population`; ``g``, ``nu`` and ``eps`` unused);
+    ``split`` is the digits split (:func:`digits_federation`).
     """
     check_choice("dataset", dataset, AVAILABILITY_DATASETS)
     n_clients = check_int("n_clients", n_clients, low=2)
     rounds = check_int("rounds", rounds, low=1)
     t_prior = check_int("t_prior", t_prior, low=0)
     check_real("heterogeneity", heterogeneity, low=0, low_open=dataset == "digits")
+    check_choice("layout", layout, (*LAYOUTS, "spatial"))
+    check_choice("split", split, DIGITS_SPLITS)
     if dataset == "leaf":
         data = leaf_federation(n_clients, seed, gamma=heterogeneity, delta=heterogeneity)
     else:
-        data = digits_federation(n_clients, seed, dirichlet=heterogeneity)
-    population = make_population(n_clients, g=g, nu=nu, eps=eps, layout=layout,
-                                 rng=numpy_rng(seed, Stream.AVAILABILITY_POPULATION))
+        data = digits_federation(n_clients, seed, dirichlet=heterogeneity, split=split)
+    if layout == "spatial":
+        population = spatial_population(n_clients)
+    else:
+        population = make_population(n_clients, g=g, nu=nu, eps=eps, layout=layout,
+                                     rng=numpy_rng(seed, Stream.AVAILABILITY_POPULATION))
     # the prior rounds come first, training continues the same chains
     full = population.simulate(t_prior + rounds, rng=numpy_rng(seed, Stream.AVAILABILITY_TRACE))
     return data, population, full[t_prior:], full[:t_prior]
 
 
 def _method(method: str, model, solver, trace, population: MarkovAvailability, *, server_lr, kappa2, estimator,
-            prior_trace, f3ast_k):
+            prior_trace, f3ast_k, server_momentum, server_weight_decay):
     kwargs = dict(participation=trace, pi=population.client_pi, lam=population.client_lambda, server_lr=server_lr,
+                  server_momentum=server_momentum, server_weight_decay=server_weight_decay,
                   estimator=estimator, prior_trace=prior_trace if len(prior_trace) else None)
     if method == "cafed":
         kwargs["kappa2"] = kappa2
@@ -144,8 +191,10 @@ def summarize_run(history, population: MarkovAvailability, alpha: np.ndarray, *,
 def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: float = 1.0, rounds: int = 100,
                      n_clients: int = 24, layout: str = "code3", lr: float | None = None, local_steps: int = 5,
                      batch_size: int = 32, server_lr: float = 1.0, weight_decay: float = 1e-2,
+                     momentum: float = 0.0, server_momentum: float = 0.0, server_weight_decay: float = 0.0,
                      f3ast_k: int | None = None, estimator: str = "oracle", t_prior: int = 0,
-                     heterogeneity: float = 0.5, nu: float = 0.9, eval_every: int = 1, seed: int = 0) -> dict:
+                     heterogeneity: float = 0.5, split: str = "client", nu: float = 0.9, eval_every: int = 1,
+                     seed: int = 0) -> dict:
     r"""Train one availability method on one seed and return JSON-serialisable curves and summaries.
 
     Parameters
@@ -155,12 +204,17 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     kappa2 : float
         CA-Fed's :math:`\bar\kappa^2` (ignored by the other methods).
     rounds, n_clients, local_steps, batch_size : int
-    layout : {"code3", "thesis4"}
-        Availability groups (``fedlab.availability.data.LAYOUTS``).
+    layout : {"code3", "thesis4", "spatial"}
+        Availability groups (``fedlab.availability.data.LAYOUTS``), or Fig. 2.15's clusters.
     lr : float or None
         Local step size (default ``DEFAULT_LR[dataset]``); ``server_lr`` is :math:`\bar\eta`.
     weight_decay : float
         Ridge coefficient of the local objectives.
+    momentum : float in [0, 1)
+        Local heavy-ball coefficient (the buffer restarts every round).
+    server_momentum, server_weight_decay : float
+        The server optimiser's momentum and weight decay (0: the plain update (2.16); the authors' code: 0.9 and
+        1e-2, see :data:`AUTHORS_OPTIMIZER`).
     f3ast_k : int or None
         F3AST's clients per round (default N/4).
     estimator : {"oracle", "bayes"}
@@ -168,6 +222,8 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
         Rounds of availability observed before training (Bayesian warm start).
     heterogeneity : float
         γ = δ (leaf) or the Dirichlet concentration (digits).
+    split : {"client", "cluster", "iid"}
+        The digits split (:func:`digits_federation`).
     nu : float
         :math:`\lambda` of the correlated groups (0 removes the temporal correlation, same groups and :math:`\pi`).
     eval_every : int
@@ -186,12 +242,15 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     if f3ast_k is not None:
         check_int("f3ast_k", f3ast_k, low=1)
     data, population, trace, prior_trace = availability_setup(dataset, n_clients, rounds, seed, layout=layout,
-                                                              t_prior=t_prior, heterogeneity=heterogeneity, nu=nu)
+                                                              t_prior=t_prior, heterogeneity=heterogeneity, nu=nu,
+                                                              split=split)
     lr = DEFAULT_LR[dataset] if lr is None else lr
     model = LinearModel(data.train.feature_shape[0], 10)
-    solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size, weight_decay=weight_decay)
+    solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size, weight_decay=weight_decay,
+                      momentum=momentum)
     algo = _method(method, model, solver, trace, population, server_lr=server_lr, kappa2=kappa2,
-                   estimator=estimator, prior_trace=prior_trace, f3ast_k=f3ast_k)
+                   estimator=estimator, prior_trace=prior_trace, f3ast_k=f3ast_k, server_momentum=server_momentum,
+                   server_weight_decay=server_weight_decay)
     _, history = run(algo, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False)
     n = data.train.n.numpy().astype(float)
     out = summarize_run(history, population, n / n.sum())
@@ -290,11 +349,134 @@ def by_label(records) -> dict:
 def seed_stats(runs: dict, metric: str, other: dict | None = None) -> tuple[float, float]:
     """Mean and std over seeds of ``result[metric]`` (``runs = {seed: result}``), or of the paired difference
     ``runs[s][metric] - other[s][metric]`` over the common seeds when ``other`` is given."""
+    vals = seed_values(runs, metric, other)
+    return float(vals.mean()), float(vals.std())
+
+
+def seed_values(runs: dict, metric: str, other: dict | None = None) -> np.ndarray:
+    """Per-seed values (sorted seeds) of ``result[metric]``, or of the paired difference with ``other`` over the
+    common seeds; see :func:`seed_stats`."""
     for name, value in (("runs", runs), ("other", {} if other is None else other)):
         if not isinstance(value, dict) or not all(isinstance(r, dict) and metric in r for r in value.values()):
             raise ValueError(f"{name} must map seeds to results holding the metric {metric!r}.")
     seeds = sorted(runs) if other is None else sorted(set(runs) & set(other))
     if not seeds:
         raise ValueError("no seeds to aggregate: runs (and other) share none.")
-    vals = np.array([runs[s][metric] - (other[s][metric] if other is not None else 0.0) for s in seeds], float)
-    return float(vals.mean()), float(vals.std())
+    return np.array([runs[s][metric] - (other[s][metric] if other is not None else 0.0) for s in seeds], float)
+
+
+def format_spread(values, *, scale: float = 1.0, fmt: str = "{:.3f}") -> str:
+    """``"mean ± std"`` of per-seed ``values`` times ``scale`` with three seeds or more, else ``"mean [min, max]"``
+    (a standard deviation of two seeds says little)."""
+    values = check_type("values", values, (list, tuple, np.ndarray))
+    check_real("scale", scale)
+    vals = scale * np.asarray(values, float).ravel()
+    if vals.size == 0 or not np.all(np.isfinite(vals)):
+        raise ValueError(f"values must be a non-empty sequence of finite numbers, got {values!r:.80}.")
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format string such as '{{:.3f}}', got {type(fmt).__name__}.")
+    if vals.size >= 3:
+        return f"{fmt.format(vals.mean())} ± {fmt.replace('+', '').format(vals.std())}"
+    return f"{fmt.format(vals.mean())} [{fmt.format(vals.min())}, {fmt.format(vals.max())}]"
+
+
+def step_size_configs(dataset: str, methods, lrs, server_lrs, **common) -> list[dict]:
+    r"""Configs for :func:`run_availability`: every method on the grid ``lrs`` x ``server_lrs`` of local and server
+    step sizes (Table 4's protocol: each method gets its own best pair). ``common`` is added to every config, e.g.
+    ``**AUTHORS_OPTIMIZER`` and ``kappa2``."""
+    check_choice("dataset", dataset, AVAILABILITY_DATASETS)
+    methods = [check_choice("methods", m, PRESETS) for m in check_type("methods", methods, (tuple, list))]
+    grids = {}
+    for name, grid in (("lrs", lrs), ("server_lrs", server_lrs)):
+        grid = check_type(name, grid, (tuple, list))
+        if not grid:
+            raise ValueError(f"{name} must hold at least one step size, got {grid!r}.")
+        grids[name] = [check_real(f"{name}[{i}]", v, low=0, low_open=True) for i, v in enumerate(grid)]
+    return [{"dataset": dataset, "method": m, "lr": float(lr), "server_lr": float(slr), **common}
+            for m in methods for lr in grids["lrs"] for slr in grids["server_lrs"]]
+
+
+def tune_step_sizes(records, metric: str = "final_accuracy") -> dict:
+    r"""Pick each method's best (local, server) step sizes from the records of a :func:`step_size_configs` sweep.
+
+    A pair's score is the mean of ``result[metric]`` over the seeds (a diverged run, NaN, scores lowest).
+
+    Returns
+    -------
+    dict
+        ``{label: {"lrs", "server_lrs", "grid" (L, S) seed means, "best": (lr, server_lr), "runs": {seed: result}}}``
+        with ``label`` from :func:`method_label`.
+    """
+    if isinstance(records, (str, bytes, dict)) or not hasattr(records, "__iter__"):
+        raise TypeError(f"records must be an iterable of sweep records, got {type(records).__name__}.")
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be the name of a result field, got {type(metric).__name__}.")
+    cells: dict = {}
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or not {"config", "seed", "result"} <= set(rec) \
+                or not {"lr", "server_lr"} <= set(rec["config"]):
+            raise TypeError(f"records[{i}] must be a step-size sweep record (config with lr and server_lr), "
+                            f"got {rec!r:.80}.")
+        if metric not in rec["result"]:
+            raise ValueError(f"records[{i}]'s result has no metric {metric!r}.")
+        key = (rec["config"]["lr"], rec["config"]["server_lr"])
+        cells.setdefault(method_label(rec["config"]), {}).setdefault(key, {})[rec["seed"]] = rec["result"]
+    return {label: _best_cell(grid, metric) for label, grid in cells.items()}
+
+
+def _best_cell(grid: dict, metric: str) -> dict:
+    lrs, server_lrs = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
+    score = np.full((len(lrs), len(server_lrs)), np.nan)
+    for (lr, slr), runs in grid.items():
+        score[lrs.index(lr), server_lrs.index(slr)] = np.mean([r[metric] for r in runs.values()])
+    i, j = np.unravel_index(np.argmax(np.nan_to_num(score, nan=-np.inf)), score.shape)
+    return {"lrs": lrs, "server_lrs": server_lrs, "grid": score.tolist(), "best": (lrs[i], server_lrs[j]),
+            "runs": grid[(lrs[i], server_lrs[j])]}
+
+
+def curves_by(records, key: str, metric: str = "final_accuracy") -> dict:
+    """Sweep records as ``{label: (x, runs)}`` for ``fedlab.plots.plot_curves``: ``x`` the sorted values of
+    ``config[key]`` (e.g. ``"heterogeneity"``, Fig. 2.13, or ``"t_prior"``, Fig. 2.14b) and ``runs`` (seeds, len(x))
+    the ``result[metric]`` of each seed (NaN where a run is missing)."""
+    if not isinstance(key, str) or not isinstance(metric, str):
+        raise TypeError(f"key and metric must be names, got {key!r} and {metric!r}.")
+    table: dict = {}
+    for label, runs in by_label([dict(r, config={k: v for k, v in r["config"].items() if k != key}, seed=(r["seed"],
+                                      r["config"].get(key))) for r in _records(records, key)]).items():
+        for (seed, value), result in runs.items():
+            if metric not in result:
+                raise ValueError(f"a result of {label!r} has no metric {metric!r}.")
+            table.setdefault(label, {}).setdefault(value, {})[seed] = result[metric]
+    out = {}
+    for label, cols in table.items():
+        x = sorted(cols)
+        seeds = sorted({s for col in cols.values() for s in col})
+        out[label] = (np.array(x, float), np.array([[cols[v].get(s, np.nan) for v in x] for s in seeds], float))
+    return out
+
+
+def _records(records, key: str) -> list[dict]:
+    """The successful records of a sweep over ``config[key]``, validated."""
+    if isinstance(records, (str, bytes, dict)) or not hasattr(records, "__iter__"):
+        raise TypeError(f"records must be an iterable of sweep records, got {type(records).__name__}.")
+    records = list(records)
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or not {"config", "seed", "result"} <= set(rec) or key not in rec["config"]:
+            raise ValueError(f"records[{i}] must be a sweep record whose config sets the key {key!r}, got "
+                             f"{rec!r:.80}.")
+    return [r for r in records if "error" not in r]
+
+
+def exclusion_when_available(result: dict) -> dict:
+    """Per group, the fraction of the (client, round) pairs in which a client is available that CA-Fed excludes
+    (Fig. 2.15's reading), from a CA-Fed result of :func:`run_availability`."""
+    check_type("result", result, dict)
+    if not {"availability", "excluded", "group", "group_names"} <= set(result):
+        raise ValueError("result must be a CA-Fed run of run_availability (availability, excluded, group).")
+    avail = np.asarray(result["availability"], bool)
+    excl = np.zeros_like(avail)
+    for t, clients in enumerate(result["excluded"]):
+        excl[t, clients] = True
+    group = np.asarray(result["group"])
+    return {name: float((excl & avail)[:, group == g].sum() / max(avail[:, group == g].sum(), 1))
+            for g, name in enumerate(result["group_names"])}

@@ -8,7 +8,7 @@ from fedlab.availability.data import check_trace
 from fedlab.plots import check_axes, figure_axes
 
 __all__ = ["plot_availability_raster", "plot_chain_memory", "plot_tradeoff", "plot_client_weights",
-           "plot_group_weights", "plot_minimizer_path"]
+           "plot_group_weights", "plot_minimizer_path", "plot_step_size_grid"]
 
 _GROUP_COLORS = ["tab:blue", "tab:red", "tab:orange", "tab:green", "tab:purple", "tab:brown"]
 
@@ -241,3 +241,44 @@ def plot_minimizer_path(B, q_star, pi, *, b0=None, ax=None):
     ax.set_ylabel(r"$q_k^*$")
     ax.legend(fontsize=7)
     return fig, {"B": B, "q_star": q_star, "pi": pi}
+
+
+def plot_step_size_grid(tuned: dict, *, axes=None, title=None):
+    r"""The step-size search of each method (Table 4's protocol): seed-mean score against the local step size, one
+    line per server step size, the chosen pair starred. ``tuned`` is the output of
+    ``fedlab.availability.experiments.tune_step_sizes``. Returns ``(fig, data)``, ``data[label]`` holding ``lrs``,
+    ``server_lrs``, ``grid`` (L, S) and ``best``."""
+    import matplotlib.pyplot as plt
+
+    labels = list(check_type("tuned", tuned, dict))
+    if not labels:
+        raise ValueError("tuned must hold at least one method.")
+    data = {}
+    for label in labels:
+        entry = tuned[label]
+        if not isinstance(entry, dict) or not {"lrs", "server_lrs", "grid", "best"} <= set(entry):
+            raise ValueError(f"tuned[{label!r}] must hold lrs, server_lrs, grid and best (see tune_step_sizes).")
+        lrs = check_array(f"tuned[{label!r}]['lrs']", entry["lrs"], ndim=1, nonnegative=True)
+        slrs = check_array(f"tuned[{label!r}]['server_lrs']", entry["server_lrs"], ndim=1, nonnegative=True)
+        grid = check_array(f"tuned[{label!r}]['grid']", entry["grid"], shape=(len(lrs), len(slrs)), finite=False)
+        data[label] = {"lrs": lrs, "server_lrs": slrs, "grid": grid, "best": tuple(entry["best"])}
+    check_axes("axes", axes, n=len(labels))
+    if axes is None:
+        fig, axes = plt.subplots(1, len(labels), figsize=(3.4 * len(labels), 3), sharey=True, squeeze=False)
+        axes = axes[0]
+    fig = axes[0].figure
+    for ax, label in zip(axes, labels):
+        d = data[label]
+        for j, slr in enumerate(d["server_lrs"]):
+            ax.plot(d["lrs"], d["grid"][:, j], marker="o", ms=3, label=f"server {slr:g}")
+        best = d["best"]
+        i, j = list(d["lrs"]).index(best[0]), list(d["server_lrs"]).index(best[1])
+        ax.plot(best[0], d["grid"][i, j], "k*", ms=12)
+        ax.set(xscale="log", xlabel="local step size", title=f"{label}: best {best[0]:g} / {best[1]:g}")
+        ax.title.set_fontsize(8)
+    axes[0].set_ylabel("final accuracy (seed mean)")
+    axes[0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig, data

@@ -1,5 +1,6 @@
 """CA-Fed (Algorithm 6) and the availability baselines (fedlab.availability.algorithms.cafed / availability_baselines)."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -326,3 +327,31 @@ def test_trace_plugs_into_fedavg(setup):
     _, hist = run(FedAvg(model, solver, participation=trace_participation(trace)), data, rounds=ROUNDS, seed=0,
                   progress=False)
     assert [e["participants"] for e in hist.log] == [np.flatnonzero(m).tolist() for m in trace]
+
+
+def test_server_momentum_and_weight_decay(setup):
+    """The server optimiser: b_t = m b_{t-1} + g_t, w_{t+1} = w_t - lr b_t with g_t = wd w_t - sum_k q_k Delta_k."""
+    data, pop, trace, model, solver, kw = setup
+    plain = Unbiased(model, solver, server_lr=0.5, **kw)
+    heavy = Unbiased(model, solver, server_lr=0.5, server_momentum=0.9, server_weight_decay=0.1, **kw)
+    s0 = plain.init(data, 0)
+    p1, _ = plain.round(s0, data, 0)
+    h1, _ = heavy.round(s0, data, 0)
+    assert s0.server_buffer is None and p1.server_buffer is None
+    for k in s0.params:  # first round: no momentum yet, the decay adds lr * wd * w
+        torch.testing.assert_close(h1.params[k], p1.params[k] - 0.5 * 0.1 * s0.params[k])
+        torch.testing.assert_close(h1.server_buffer[k], (s0.params[k] - h1.params[k]) / 0.5)
+    h2, _ = heavy.round(h1, data, 0)
+    p2, _ = plain.round(replace(h1, server_buffer=None), data, 0)
+    for k in s0.params:  # the new step is the plain one, plus decay, plus m times the previous step
+        expected = p2.params[k] - 0.5 * (0.1 * h1.params[k] + 0.9 * h1.server_buffer[k])
+        torch.testing.assert_close(h2.params[k], expected)
+    idle = trace.copy()
+    idle[0] = False
+    still = Unbiased(model, solver, server_momentum=0.9, **{**kw, "participation": idle})
+    s1, _ = still.round(still.init(data, 0), data, 0)
+    assert s1.server_buffer is None  # nobody trained: nothing moves
+    with pytest.raises(ValueError, match="server_momentum"):
+        Unbiased(model, solver, server_momentum=1.0, **kw)
+    with pytest.raises(ValueError, match="server_weight_decay"):
+        Unbiased(model, solver, server_weight_decay=-1.0, **kw)

@@ -10,10 +10,13 @@ import numpy as np
 import pytest
 
 from fedlab.availability.algorithms.cafed import cafed_tradeoff
-from fedlab.availability.experiments import (AVAILABILITY_DATASETS, DEFAULT_LR, availability_setup,
-                                             estimator_errors, run_availability)
+from fedlab.availability.experiments import (AUTHORS_OPTIMIZER, AVAILABILITY_DATASETS, DEFAULT_LR, DIGITS_SPLITS,
+                                             SPATIAL_LAMBDA, SPATIAL_PI, availability_setup, curves_by,
+                                             digits_federation, estimator_errors, exclusion_when_available,
+                                             format_spread, run_availability, seed_stats, seed_values,
+                                             spatial_population, step_size_configs, tune_step_sizes)
 from fedlab.availability.plots import (plot_availability_raster, plot_chain_memory, plot_client_weights,
-                                       plot_group_weights, plot_minimizer_path, plot_tradeoff)
+                                       plot_group_weights, plot_minimizer_path, plot_step_size_grid, plot_tradeoff)
 
 
 @pytest.fixture(autouse=True)
@@ -134,3 +137,101 @@ def test_digits_federation_scales_to_thesis_size(n_clients):
 
     data = digits_federation(n_clients, seed=0)
     assert data.n_clients == n_clients and int(data.train.n.min()) >= 3
+
+
+def test_authors_optimizer_reaches_the_algorithms():
+    base = dict(dataset="leaf", method="unbiased", rounds=6, n_clients=8, eval_every=3, seed=0)
+    plain = run_availability(**base)
+    assert run_availability(**base, momentum=0.0, server_momentum=0.0, server_weight_decay=0.0) == plain
+    heavy = run_availability(**base, **AUTHORS_OPTIMIZER)
+    assert heavy["accuracy"] != plain["accuracy"] and heavy["rounds"] == plain["rounds"]
+    assert AUTHORS_OPTIMIZER == {"momentum": 0.9, "weight_decay": 1e-2, "server_momentum": 0.9,
+                                 "server_weight_decay": 1e-2}
+
+
+def _fake_records(scores):
+    """Sweep-like records: scores[(method, lr, server_lr)] = [per-seed final accuracy]."""
+    return [{"config": {"method": m, "kappa2": 1.0, "lr": lr, "server_lr": slr}, "seed": s,
+             "result": {"final_accuracy": v, "accuracy": [v]}}
+            for (m, lr, slr), vals in scores.items() for s, v in enumerate(vals)]
+
+
+def test_step_size_configs_and_tuning():
+    configs = step_size_configs("leaf", ["unbiased", "cafed"], [0.01, 0.1], [1.0], rounds=3, **AUTHORS_OPTIMIZER)
+    assert len(configs) == 4 and {c["method"] for c in configs} == {"unbiased", "cafed"}
+    assert all(c["momentum"] == 0.9 and c["rounds"] == 3 for c in configs)
+    with pytest.raises(ValueError, match="lrs"):
+        step_size_configs("leaf", ["unbiased"], [], [1.0])
+    recs = _fake_records({("unbiased", 0.01, 1.0): [0.5, 0.7], ("unbiased", 0.1, 1.0): [0.6, 0.5],
+                          ("unbiased", 0.01, 0.3): [0.1, 0.1], ("unbiased", 0.1, 0.3): [0.9, 0.8],
+                          ("cafed", 0.01, 1.0): [0.2, 0.3]})
+    tuned = tune_step_sizes(recs)
+    assert tuned["Unbiased"]["best"] == (0.1, 0.3) and tuned["Unbiased"]["lrs"] == [0.01, 0.1]
+    np.testing.assert_allclose(tuned["Unbiased"]["grid"], [[0.1, 0.6], [0.85, 0.55]])
+    assert tuned["Unbiased"]["runs"] == {0: recs[6]["result"], 1: recs[7]["result"]}
+    assert tuned["CA-Fed (κ̄²=1)"]["best"] == (0.01, 1.0)
+    with pytest.raises(TypeError, match="records"):
+        tune_step_sizes([{"config": {"method": "unbiased"}, "seed": 0, "result": {}}])
+    fig, data = plot_step_size_grid(tuned)
+    assert data["Unbiased"]["best"] == (0.1, 0.3) and data["Unbiased"]["grid"].shape == (2, 2)
+    assert len(fig.axes) == 2
+
+
+def test_seed_values_and_format_spread():
+    runs = {1: {"a": 0.5}, 0: {"a": 0.2}, 2: {"a": 0.8}}
+    other = {0: {"a": 0.1}, 1: {"a": 0.1}}
+    np.testing.assert_allclose(seed_values(runs, "a"), [0.2, 0.5, 0.8])
+    np.testing.assert_allclose(seed_values(runs, "a", other), [0.1, 0.4])
+    assert seed_stats(runs, "a") == pytest.approx((0.5, np.std([0.2, 0.5, 0.8])))
+    assert format_spread([0.2, 0.5, 0.8]) == f"0.500 ± {np.std([0.2, 0.5, 0.8]):.3f}"
+    assert format_spread([0.1, 0.4], scale=100, fmt="{:+.1f}") == "+25.0 [+10.0, +40.0]"
+    with pytest.raises(ValueError, match="values"):
+        format_spread([])
+
+
+def test_curves_by_groups_a_swept_key():
+    recs = [{"config": {"method": "unbiased", "heterogeneity": h}, "seed": s, "result": {"final_accuracy": h + s}}
+            for h in (0.5, 0.0) for s in (0, 1)]
+    recs.append({"config": {"method": "cafed", "kappa2": 1.0, "heterogeneity": 0.0}, "seed": 0,
+                 "result": {"final_accuracy": 0.3}})
+    out = curves_by(recs, "heterogeneity")
+    x, runs = out["Unbiased"]
+    np.testing.assert_array_equal(x, [0.0, 0.5])
+    np.testing.assert_array_equal(runs, [[0.0, 0.5], [1.0, 1.5]])
+    np.testing.assert_array_equal(out["CA-Fed (κ̄²=1)"][1], [[0.3]])
+    with pytest.raises(ValueError, match="heterogeneity"):
+        curves_by([{"config": {"method": "unbiased"}, "seed": 0, "result": {}}], "heterogeneity")
+
+
+def test_spatial_population_and_digits_splits():
+    pop = spatial_population(20)
+    assert pop.n_clients == 20 and len(pop.pi) == 10
+    np.testing.assert_array_equal(pop.client_pi[::2], SPATIAL_PI)
+    np.testing.assert_array_equal(pop.client_lambda[1::2], SPATIAL_LAMBDA)
+    trace = pop.simulate(30, rng=0)
+    assert np.array_equal(trace[:, 0], trace[:, 1]) and pop.group_names[9] == "cluster 9"
+    with pytest.raises(ValueError, match="n_clients"):
+        spatial_population(25)
+    sizes = {}
+    for split in DIGITS_SPLITS:
+        d = digits_federation(20, 0, split=split)
+        assert d.n_clients == 20
+        sizes[split] = d.train.n.numpy()
+        y = [set(d.train.y[k, : d.train.n[k]].tolist()) for k in range(20)]
+        if split == "iid":
+            assert min(len(s) for s in y) >= 5
+    assert sizes["iid"].max() - sizes["iid"].min() <= 2
+    with pytest.raises(ValueError, match="n_clusters"):
+        digits_federation(15, 0, split="cluster")
+    r = run_availability(dataset="digits", layout="spatial", split="cluster", n_clients=20, rounds=8,
+                         method="cafed", kappa2=0.01, eval_every=8, seed=0)
+    frac = exclusion_when_available(r)
+    assert set(frac) == set(pop.group_names) and all(0 <= v <= 1 for v in frac.values())
+    avail = np.array(r["availability"], bool)
+    excl = np.zeros_like(avail)
+    for t, c in enumerate(r["excluded"]):
+        excl[t, c] = True
+    group = np.array(r["group"])
+    assert frac["cluster 9"] == pytest.approx((excl & avail)[:, group == 9].sum() / max(avail[:, group == 9].sum(), 1))
+    with pytest.raises(ValueError, match="result"):
+        exclusion_when_available({"availability": []})

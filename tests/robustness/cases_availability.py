@@ -57,6 +57,22 @@ def availability_history():
     return run(Unbiased(w.model(), w.solver(), participation=TRACE, pi=PI), w.fed(), rounds=3)[1]
 
 
+STEP_RECORDS = [{"config": {"method": "unbiased", "lr": 0.1, "server_lr": 1.0}, "seed": 0,
+                 "result": {"final_accuracy": 0.5}}]
+SWEEP_RECORDS = [{"config": {"method": "unbiased", "heterogeneity": 0.5}, "seed": 0, "result": {"final_accuracy": 0.5}}]
+
+
+@functools.cache
+def _cafed_result():
+    from fedlab.availability.experiments import run_availability
+
+    return run_availability(dataset="digits", method="cafed", layout="spatial", n_clients=10, rounds=2, eval_every=2)
+
+
+def cafed_result():
+    return dict(_cafed_result())
+
+
 def _algorithm_args(**extra):
     return {"model": Obj(w.model()), "solver": Obj(w.solver(), extra=(w.model(),)),
             "participation": Kind(TRACE, extra=(BAD_TEXT, TRACE.astype(float) * 0.5, 3)),
@@ -66,7 +82,8 @@ def _algorithm_args(**extra):
             "server_lr": Real(1.0, low=0, low_open=True), "estimator": Choice("oracle"),
             "prior_trace": Arr(None, optional=True, finite=False, extra=(np.full((2, 4), 0.5),)),
             "prior": Kind((1.0, 1.0), extra=((-1.0, 1.0), (1.0,), BAD_TEXT, (NAN, 1.0))),
-            "backend": Choice("batched"), **extra}
+            "backend": Choice("batched"), "server_momentum": Real(0.0, low=0, high=1, high_open=True),
+            "server_weight_decay": Real(0.0, low=0), **extra}
 
 
 CASES = [
@@ -210,7 +227,8 @@ CASES = [
                                               "gamma": Real(0.5, low=0), "delta": Real(0.5, low=0),
                                               "max_samples": Int(50, low=1)}),
     Case(f"{M}.experiments.digits_federation", {"n_clients": Int(4, low=1), "seed": Int(0, low=0),
-                                                "dirichlet": Real(0.5, low=0, low_open=True)}),
+                                                "dirichlet": Real(0.5, low=0, low_open=True),
+                                                "split": Choice("client"), "n_clusters": Int(10, low=1)}),
     Case(f"{M}.experiments.availability_setup", {"dataset": Choice("leaf"), "n_clients": Int(4, low=2),
                                                  "rounds": Int(3, low=1), "seed": Int(0, low=0),
                                                  "layout": Choice("code3"), "g": Real(0.4, low=0, high=1),
@@ -235,6 +253,23 @@ CASES = [
                                             "population": Obj(fresh(population), extra=(PI,), also=("alpha",)),
                                             "alpha": Arr(ALPHA, simplex=True),
                                             "at": Int(1, low=0)}),
+    Case(f"{M}.experiments.seed_values", {"runs": Obj({0: {"a": 1.0}, 1: {"a": 2.0}}, extra=({}, [1])),
+                                          "metric": Choice("a"),
+                                          "other": Obj(None, optional=True, extra=({5: {"a": 1.0}},))}),
+    Case(f"{M}.experiments.format_spread", {"values": Kind([0.1, 0.2], extra=([], [NAN], BAD_TEXT)),
+                                            "scale": Real(1.0), "fmt": Kind("{:.3f}", extra=(3,))}),
+    Case(f"{M}.experiments.step_size_configs", {"dataset": Choice("leaf"),
+                                                "methods": Kind(("unbiased",), extra=((BAD_TEXT,), BAD_TEXT)),
+                                                "lrs": Kind((0.1,), extra=((), (-1.0,), (NAN,), BAD_TEXT)),
+                                                "server_lrs": Kind((1.0,), extra=((), (0.0,), BAD_TEXT))}),
+    Case(f"{M}.experiments.tune_step_sizes", {"records": Obj(STEP_RECORDS, extra=([3], [{"seed": 0}], BAD_TEXT)),
+                                              "metric": Kind("final_accuracy", extra=("nope_metric", 3))}),
+    Case(f"{M}.experiments.curves_by", {"records": Obj(SWEEP_RECORDS, extra=([3], BAD_TEXT)),
+                                        "key": Kind("heterogeneity", extra=("nope_key", 3)),
+                                        "metric": Kind("final_accuracy", extra=("nope_metric", 3))}),
+    Case(f"{M}.experiments.spatial_population", {"n_clients": Int(20, low=10, extra=(25,))}),
+    Case(f"{M}.experiments.exclusion_when_available", {"result": Obj(fresh(cafed_result),
+                                                                     extra=({"availability": []}, BAD_TEXT))}),
     Case(f"{M}.experiments.estimator_errors", {"priors": Kind([1], extra=([-1], [1.5], BAD_TEXT, [])),
                                                "n_clients": Int(4, low=1), "layout": Choice("code3"),
                                                "seeds": Kind((0,), extra=((-1,), (), (1.5,)))}),
@@ -243,6 +278,12 @@ CASES = [
                                                  "group": Arr(None, optional=True, extra=(np.array([0, 1]),)),
                                                  "group_names": Kind((), extra=(3,)),
                                                  "excluded": Kind(None, extra=([9], BAD_TEXT)), "ax": AX}),
+    Case(f"{M}.plots.plot_step_size_grid", {"tuned": Obj({"Unbiased": {"lrs": [0.1], "server_lrs": [1.0], "grid": [[0.5]],
+                                                                     "best": (0.1, 1.0)}},
+                                                        extra=({}, {"Unbiased": {"lrs": [0.1]}},
+                                                               {"Unbiased": {"lrs": [0.1], "server_lrs": [1.0],
+                                                                             "grid": [[0.5, 0.6]], "best": (0.1, 1.0)}})),
+                                             "axes": Kind(None, extra=(BAD_TEXT, 3))}),
     Case(f"{M}.plots.plot_chain_memory", {"pi": Real(0.5, low=0, high=1),
                                           "lams": Arr(np.array([0.2]), extra=(np.array([1.5]),)),
                                           "lags": Int(5, low=1), "trace": Arr(None, optional=True, finite=False),
@@ -269,4 +310,33 @@ CASES = [
                                                           also=("B", "pi")),
                                             "pi": pi_kind(also=("q_star",)),
                                             "b0": Real(None, optional=True, low=0), "ax": AX}),
+]
+
+
+def REAL_SETTING():
+    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
+    import dataclasses
+
+    from fedlab.availability.real_data import SETTINGS
+
+    return dataclasses.replace(SETTINGS["mnist"], rounds=2, seeds=1)
+
+
+def REAL_SETTING_DICT():
+    import dataclasses
+
+    return dataclasses.asdict(REAL_SETTING())
+
+
+CASES += [
+    # ---------------------------------------------------------------- paper mode (fedlab.availability.real_data)
+    Case(f"{M}.real_data.availability_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("mnist", [1])),
+                                                   "method": Choice("cafed"), "seed": Int(0, low=0)},
+         skip=("device",)),
+    Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
+                                      "datasets": Kind(("mnist",), extra=((), ("femnist",), 3)),
+                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=4, optional=True),
+                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
 ]

@@ -7,6 +7,11 @@ At round :math:`t` the clients :math:`\mathcal A_t` are available (an availabili
 .. math::
     \mathbf w_{t+1,0}=\mathbf w_{t,0}+\bar\eta\sum_{k\in\mathcal A_t}q_k\,(\mathbf w^k_{t,E}-\mathbf w_{t,0}).
 
+With ``server_momentum`` :math:`m>0` or ``server_weight_decay`` :math:`\lambda_s>0` the server is the authors' code's
+SGD optimiser on the pseudo-gradient :math:`\mathbf g_t=-\sum_kq_k\Delta^k_t+\lambda_s\mathbf w_{t,0}` (spec §4.2):
+:math:`\mathbf b_t=m\mathbf b_{t-1}+\mathbf g_t`, :math:`\mathbf w_{t+1,0}=\mathbf w_{t,0}-\bar\eta\mathbf b_t` (a round in
+which nobody trains leaves both unchanged).
+
 The weights :math:`\mathbf q` are **not** renormalised (except by AdaFed), so training minimises the
 biased objective with :math:`p_k\propto\pi_kq_k` (2.17). Baselines (§2.2.6.1, spec §3.5):
 
@@ -52,6 +57,7 @@ class AvailabilityState:
     estimator: AvailabilityEstimator | None = None
     f_hat: np.ndarray | None = None
     f_star: np.ndarray | None = None
+    server_buffer: Params | None = None
 
 
 class AvailabilityAlgorithm:
@@ -72,6 +78,10 @@ class AvailabilityAlgorithm:
         Target importance :math:`\alpha` (2.14).
     server_lr : float
         :math:`\bar\eta>0`.
+    server_momentum : float in [0, 1)
+        Heavy-ball coefficient of the server optimiser (the authors' code: 0.9).
+    server_weight_decay : float >= 0
+        Weight decay of the server optimiser (the authors' code: 1e-2).
     estimator : {"oracle", "bayes"}
     prior_trace : bool array (t', N), optional
         Rounds observed before training to warm-start the Bayesian estimator (Fig. 2.14).
@@ -82,8 +92,8 @@ class AvailabilityAlgorithm:
     """
 
     def __init__(self, model: Model, solver: LocalSGD, *, participation, pi=None, lam=None, alpha="size",
-                 server_lr: float = 1.0, estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0),
-                 backend: str = "batched") -> None:
+                 server_lr: float = 1.0, server_momentum: float = 0.0, server_weight_decay: float = 0.0,
+                 estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0), backend: str = "batched") -> None:
         self.model, self.solver = check_model(model), check_solver(solver)
         if isinstance(participation, np.ndarray):
             if participation.dtype != bool or participation.ndim != 2 or 0 in participation.shape:
@@ -103,6 +113,8 @@ class AvailabilityAlgorithm:
         self.lam = None if lam is None else check_array("lam", lam, shape=(None if pi is None else len(self.pi),))
         self.alpha = check_weights(alpha, "alpha")
         self.server_lr = check_real("server_lr", server_lr, low=0, low_open=True)
+        self.server_momentum = check_real("server_momentum", server_momentum, low=0, high=1, high_open=True)
+        self.server_weight_decay = check_real("server_weight_decay", server_weight_decay, low=0)
         self.prior_trace = None if prior_trace is None else np.asarray(prior_trace)
         if self.prior_trace is not None and (self.prior_trace.dtype != bool or self.prior_trace.ndim != 2):
             raise ValueError(f"prior_trace must be a bool trace (t', N), got {self.prior_trace.dtype} "
@@ -154,17 +166,31 @@ class AvailabilityAlgorithm:
         q, info, updates = self.weights(replace(state, estimator=est), data, mask, pi_hat, lam_hat)
         q = np.where(mask, q, 0.0)
         trained = np.flatnonzero(q > 0)
-        params, local_loss = state.params, float("nan")
+        params, buffer, local_loss = state.params, state.server_buffer, float("nan")
         if len(trained):
             start = broadcast(state.params, len(trained))
             new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
                                   rows=trained, backend=self.backend)
-            w = torch.as_tensor(self.server_lr * q[trained])
-            params = {k: v + torch.tensordot(w.to(v.dtype), new[k] - start[k], dims=1) for k, v in state.params.items()}
+            if self.server_momentum or self.server_weight_decay:
+                params, buffer = self._server_step(state, q[trained], {k: new[k] - start[k] for k in new})
+            else:
+                w = torch.as_tensor(self.server_lr * q[trained])
+                params = {k: v + torch.tensordot(w.to(v.dtype), new[k] - start[k], dims=1)
+                          for k, v in state.params.items()}
             local_loss = float(loss.mean())
         info = {"active": active.tolist(), "trained": trained.tolist(), "weights": q.tolist(),
                 "local_loss": local_loss, **info}
-        return replace(state, params=params, round=state.round + 1, estimator=est, **updates), info
+        return replace(state, params=params, round=state.round + 1, estimator=est, server_buffer=buffer,
+                       **updates), info
+
+    def _server_step(self, state: AvailabilityState, q: np.ndarray, deltas: Params) -> tuple[Params, Params]:
+        """Server SGD with momentum and weight decay on the pseudo-gradient (module docstring)."""
+        w = torch.as_tensor(q)
+        grad = {k: self.server_weight_decay * v - torch.tensordot(w.to(v.dtype), deltas[k], dims=1)
+                for k, v in state.params.items()}
+        if state.server_buffer is not None:
+            grad = {k: self.server_momentum * state.server_buffer[k] + g for k, g in grad.items()}
+        return {k: v - self.server_lr * grad[k] for k, v in state.params.items()}, grad
 
     def evaluate(self, state: AvailabilityState, data: FederatedDataset) -> dict[str, np.ndarray]:
         return evaluate_global(self.model, state.params, data.train, data.test)

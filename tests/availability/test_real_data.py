@@ -1,0 +1,76 @@
+"""Paper mode of the availability chapter on small MNIST IDX files."""
+import dataclasses
+import gzip
+
+import numpy as np
+import pytest
+
+from fedlab import paper
+
+from fedlab.availability import real_data as rd
+from fedlab.claims import VERDICTS
+
+
+def _idx(array: np.ndarray) -> bytes:
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    return gzip.compress(header + array.astype(">u1").tobytes())
+
+
+@pytest.fixture
+def mnist(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "cache" / "mnist"
+    folder.mkdir(parents=True)
+    labels = np.repeat(np.arange(10), 16)
+    for prefix, y in (("train", labels), ("t10k", labels[:10])):
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(_idx(y))
+    return folder
+
+
+def tiny(name):
+    return dataclasses.replace(rd.SETTINGS[name], clients=6, rounds=3, seeds=1, local_steps=1, batch_size=4)
+
+
+def test_settings_follow_the_paper():
+    assert set(rd.SETTINGS) == set(rd.DATASETS) == set(rd.STEP_SIZES)
+    assert all(s.clients == 100 and s.rounds == 200 and s.seeds == 10 for s in rd.SETTINGS.values())
+    assert rd.STEP_SIZES["mnist"]["cafed"] == (0.1, 1.0) and rd.STEP_SIZES["cifar10"]["f3ast"] == (0.03, 0.3)
+    assert all(set(v) == set(rd.METHODS) for v in rd.STEP_SIZES.values())
+
+
+def test_run_paper_feeds_the_claims(mnist, tmp_path):
+    results = rd.run_paper(seeds=1, datasets=("mnist",), settings={"mnist": tiny("mnist")}, store=tmp_path / "store")
+    assert set(results["mnist"]) == set(rd.METHODS)
+    assert all(0 <= v["final_accuracy"][0] <= 1 for v in results["mnist"].values())
+    claims = rd.paper_claims(results)
+    mnist_claims = [c for c in claims if "MNIST" in c.source]
+    assert len(mnist_claims) == 3 and all(c.measured is not None and c.verdict in VERDICTS[:3] for c in mnist_claims)
+    assert all(c.verdict == "not run" for c in claims if "CIFAR" in c.source)
+    again = rd.run_paper(seeds=1, datasets=("mnist",), settings={"mnist": tiny("mnist")}, store=tmp_path / "store")
+    assert again == results
+
+
+def test_claims_without_results_say_how_to_fetch():
+    claims = rd.paper_claims(None)
+    assert len(claims) == 6 and all(c.verdict == "not run" for c in claims)
+    assert all("python -m fedlab data fetch" in c.why for c in claims)
+
+
+def test_expected_seconds_are_positive(monkeypatch):
+    for name, (shape, classes, _) in list(paper.DATA_SHAPES.items()):
+        monkeypatch.setitem(paper.DATA_SHAPES, name, (shape, classes, 12))  # small stand-in clients
+    seconds = rd.expected_seconds(n_clients=4, settings={n: tiny(n) for n in rd.DATASETS})
+    assert set(seconds) == set(rd.DATASETS) and all(v > 0 for v in seconds.values())
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="datasets"):
+        rd.run_paper(datasets=("femnist",))
+    with pytest.raises(ValueError, match="method"):
+        rd.availability_paper_run(setting=dataclasses.asdict(tiny("mnist")), method="fedvarp")
+    with pytest.raises(TypeError, match="results"):
+        rd.paper_claims([1])
+    with pytest.raises(ValueError, match="n_clients"):
+        rd.expected_seconds(n_clients=3)
