@@ -35,11 +35,12 @@ from fedlab.claims import Claim, show_claims
 from fedlab.data.fetch import DATASETS, fetch_command, is_present, require
 from fedlab.data.partition import partition, train_test_split_clients
 from fedlab.data.vision import load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist
-from fedlab.engine import ClientData, FederatedDataset, run
+from fedlab.engine import ClientData, FederatedDataset, resolve_device, run
+from fedlab.experiments import sweep
 from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
-           "stand_in_data",
+           "sweep_settings", "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
            "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
@@ -142,6 +143,25 @@ def settings_table(settings: Mapping[str, PaperSetting]) -> tuple[list[str], lis
              s.batch_size, f"{s.lr:g}", s.seeds, s.paper]
             for name, s in ((n, check_type("settings", v, PaperSetting)) for n, v in settings.items())]
     return header, rows
+
+
+def sweep_settings(fn: Callable, settings: Mapping[str, PaperSetting], datasets, points: list[dict], *,
+                   seeds: int | None = None, device=None, store=None) -> dict[str, list[dict]]:
+    """Run ``fn(setting=<the setting as a dict>, device=<name>, seed=s, **point)`` for every data set of
+    ``datasets``, every point and ``seeds`` seeds (default each setting's own), through
+    :func:`fedlab.experiments.sweep` (stored, so an interrupted paper run resumes; the device is part of the
+    stored configuration). Returns each data set's run records."""
+    check_type("settings", settings, Mapping)
+    datasets = [check_choice("datasets", d, settings) for d in check_sequence("datasets", datasets, nonempty=True)]
+    seeds = None if seeds is None else check_int("seeds", seeds, low=1)
+    device = str(resolve_device(device))
+    out = {}
+    for name in datasets:
+        setting = check_type(f"settings[{name!r}]", settings[name], PaperSetting)
+        configs = [{"setting": dataclasses.asdict(setting), "device": device, **point} for point in points]
+        out[name] = sweep(fn, configs, range(seeds or setting.seeds), store=store, executor="sequential",
+                          progress=False)
+    return out
 
 
 def stand_in_data(setting: PaperSetting, *, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:

@@ -15,7 +15,7 @@ from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
 from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          seconds_per_round, settings_table, stand_in_data)
+                          seconds_per_round, settings_table, stand_in_data, sweep_settings)
 
 
 def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
@@ -206,3 +206,18 @@ def test_settings_table_puts_ours_next_to_the_papers():
                      "FedEM: 200 rounds, 1 epoch"]]
     with pytest.raises(TypeError, match="settings"):
         settings_table({"x": 3})
+
+
+def _record_run(*, setting, device, seed, point):
+    return {"dataset": setting["dataset"], "device": device, "seed": seed, "point": point}
+
+
+def test_sweep_settings_runs_every_point_and_seed_and_resumes(tmp_path):
+    settings = {"mnist": PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 2, "")}
+    runs = sweep_settings(_record_run, settings, ["mnist"], [{"point": 1}, {"point": 2}], store=tmp_path)
+    results = sorted((r["result"]["point"], r["result"]["seed"]) for r in runs["mnist"])
+    assert results == [(1, 0), (1, 1), (2, 0), (2, 1)] and runs["mnist"][0]["result"]["device"] == "cpu"
+    again = sweep_settings(_record_run, settings, ["mnist"], [{"point": 1}], seeds=1, store=tmp_path)
+    assert [r["result"]["seed"] for r in again["mnist"]] == [0]
+    with pytest.raises(ValueError, match="datasets"):
+        sweep_settings(_record_run, settings, ["cifar10"], [{"point": 1}])

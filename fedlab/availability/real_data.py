@@ -14,21 +14,19 @@ FedVARP and MIFA, which the thesis names among related work, are not implemented
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Mapping
 
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_choice, check_int, check_sequence, check_type
+from fedlab._validation import check_choice, check_int, check_type
 from fedlab.availability.algorithms import PRESETS
 from fedlab.availability.data import make_population
 from fedlab.availability.experiments import AUTHORS_OPTIMIZER, summarize_run
 from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.engine import LocalSGD, run
-from fedlab.experiments import sweep
-from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data
+from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data, sweep_settings
 
 __all__ = ["DATASETS", "METHODS", "SETTINGS", "STEP_SIZES", "F3AST_K", "PAPER_GAIN", "availability_paper_run",
            "run_paper", "paper_claims", "expected_seconds"]
@@ -114,13 +112,6 @@ def availability_paper_run(*, setting: Mapping, method: str, seed: int = 0, devi
     return out
 
 
-def _device_run(device):
-    def fn(*, setting, method, seed):
-        return availability_paper_run(setting=setting, method=method, seed=seed, device=device)
-    fn.__module__, fn.__qualname__ = __name__, "availability_paper_run"
-    return fn
-
-
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: Mapping | None = None,
               store=None) -> dict:
     """Every method of :data:`METHODS` on every setting, ``seeds`` seeds (default the setting's 10), stored with
@@ -131,19 +122,11 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{dataset: {method: {"final_accuracy": [per seed], "time_avg_accuracy": [...], "mean_included": [...]}}}``.
     """
-    datasets = [check_choice("datasets", d, DATASETS) for d in check_sequence("datasets", datasets, nonempty=True)]
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
-    if seeds is not None:
-        seeds = check_int("seeds", seeds, low=1)
-    out: dict = {}
-    for name in datasets:
-        setting = _check_setting(settings[name])
-        configs = [{"setting": dataclasses.asdict(setting), "method": m} for m in METHODS]
-        records = sweep(_device_run(device), configs, range(seeds or setting.seeds), store=store,
-                        executor="sequential", progress=False)
-        out[name] = {m: {key: [r["result"][key] for r in records if r["config"]["method"] == m]
-                         for key in ("final_accuracy", "time_avg_accuracy", "mean_included")} for m in METHODS}
-    return out
+    runs = sweep_settings(availability_paper_run, SETTINGS if settings is None else settings, datasets,
+                          [{"method": m} for m in METHODS], seeds=seeds, device=device, store=store)
+    keys = ("final_accuracy", "time_avg_accuracy", "mean_included")
+    return {name: {m: {key: [r["result"][key] for r in records if r["config"]["method"] == m] for key in keys}
+                   for m in METHODS} for name, records in runs.items()}
 
 
 def _finals(by_method: Mapping | None) -> dict[str, float] | None:

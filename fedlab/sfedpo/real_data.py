@@ -27,8 +27,7 @@ from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.data.vision import load_cifar10, load_fashion_mnist
 from fedlab.engine import ClientData, LocalSGD, run
-from fedlab.experiments import sweep
-from fedlab.paper import PaperSetting, seconds_per_round
+from fedlab.paper import PaperSetting, seconds_per_round, sweep_settings
 from fedlab.sfedpo.algorithms import PRESETS
 from fedlab.sfedpo.data import (PredictionOracle, StateSpace, TemporalShiftDataset, availability_probabilities,
                                 make_state_distributions, make_state_space, simulate_states)
@@ -189,30 +188,14 @@ def sfedpo_paper_run(*, setting: Mapping, scenario: str, seed: int = 0, device=N
     return out
 
 
-def _device_run(device):
-    def fn(*, setting, scenario, seed):
-        return sfedpo_paper_run(setting=setting, scenario=scenario, seed=seed, device=device)
-    fn.__module__, fn.__qualname__ = __name__, "sfedpo_paper_run"
-    return fn
-
-
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: Mapping | None = None,
               store=None) -> dict:
     """Both scenarios of every setting, ``seeds`` trials (default the paper's 5), stored with
     :func:`fedlab.experiments.sweep` (resumable). Returns ``{dataset: {scenario: {method: [accuracy per seed]}}}``."""
-    datasets = [check_choice("datasets", d, DATASETS) for d in check_sequence("datasets", datasets, nonempty=True)]
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
-    if seeds is not None:
-        seeds = check_int("seeds", seeds, low=1)
-    out: dict = {}
-    for name in datasets:
-        setting = _check_setting(settings[name])
-        configs = [{"setting": dataclasses.asdict(setting), "scenario": s} for s in SCENARIOS]
-        records = sweep(_device_run(device), configs, range(seeds or setting.seeds), store=store,
-                        executor="sequential", progress=False)
-        out[name] = {s: {m: [r["result"]["accuracy"][m] for r in records if r["config"]["scenario"] == s]
-                         for m in METHODS} for s in SCENARIOS}
-    return out
+    runs = sweep_settings(sfedpo_paper_run, SETTINGS if settings is None else settings, datasets,
+                          [{"scenario": s} for s in SCENARIOS], seeds=seeds, device=device, store=store)
+    return {name: {s: {m: [r["result"]["accuracy"][m] for r in records if r["config"]["scenario"] == s]
+                       for m in METHODS} for s in SCENARIOS} for name, records in runs.items()}
 
 
 def _means(results, name: str, scenario: str) -> dict | None:

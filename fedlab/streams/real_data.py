@@ -24,20 +24,18 @@ averaged over clients (§4.3.4).
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Mapping
 
 import numpy as np
 
-from fedlab._validation import check_choice, check_int, check_real, check_sequence, check_type
+from fedlab._validation import check_choice, check_int, check_real, check_type
 from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.data.partition import partition, train_test_split_clients
 from fedlab.data.vision import load_cifar10, load_cifar100
 from fedlab.engine import LocalSGD, run
-from fedlab.experiments import sweep
-from fedlab.paper import PaperSetting, load_federated, seconds_per_round, stand_in_data
+from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data, sweep_settings
 from fedlab.streams.algorithms import StreamingFedAvg, strategy_weights
 from fedlab.streams.bounds import REPORTED_P_HIST, REPORTED_RATIOS, estimate_ratio, p_hist_weights
 from fedlab.streams.data import StreamDataset, make_case_study, make_stream_dataset
@@ -267,17 +265,6 @@ def stream_paper_run(*, setting: Mapping, h: float, seed: int = 0, device=None) 
     return out
 
 
-def _device_run(device):
-    def fn(*, setting, h, seed):
-        return stream_paper_run(setting=setting, h=h, seed=seed, device=device)
-    fn.__module__, fn.__qualname__ = __name__, "stream_paper_run"
-    return fn
-
-
-def _check_datasets(datasets) -> list[str]:
-    return [check_choice("datasets", d, DATASETS) for d in check_sequence("datasets", datasets, nonempty=True)]
-
-
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: Mapping | None = None,
               store=None) -> dict:
     """Every setting of :data:`SETTINGS` (or ``settings``) at the three fractions, with ``seeds`` seeds each
@@ -288,18 +275,10 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{dataset: {str(h): [result of stream_paper_run per seed]}}``.
     """
-    datasets = _check_datasets(datasets)
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
-    if seeds is not None:
-        seeds = check_int("seeds", seeds, low=1)
-    out: dict = {}
-    for name in datasets:
-        setting = _check_setting(settings[name])
-        configs = [{"setting": dataclasses.asdict(setting), "h": h} for h in FRACTIONS]
-        records = sweep(_device_run(device), configs, range(seeds or setting.seeds), store=store,
-                        executor="sequential", progress=False)
-        out[name] = {f"{h:g}": [r["result"] for r in records if r["config"]["h"] == h] for h in FRACTIONS}
-    return out
+    runs = sweep_settings(stream_paper_run, SETTINGS if settings is None else settings, datasets,
+                          [{"h": h} for h in FRACTIONS], seeds=seeds, device=device, store=store)
+    return {name: {f"{h:g}": [r["result"] for r in records if r["config"]["h"] == h] for h in FRACTIONS}
+            for name, records in runs.items()}
 
 
 # ------------------------------------------------------------------------------------ claims
