@@ -8,7 +8,7 @@ from fedlab.engine import History
 from fedlab.gmm import GMMState, responsibilities
 from fedlab.plots import check_axes, figure_axes
 
-__all__ = ["plot_gmm_em", "plot_effect_of_m", "plot_simplex", "simplex_coordinates"]
+__all__ = ["plot_gmm_em", "plot_effect_of_m", "plot_simplex", "simplex_coordinates", "plot_clustered_tolerance"]
 
 
 def plot_gmm_em(x, states, history, iteration: int, *, axes=None):
@@ -153,3 +153,42 @@ def plot_simplex(pi_true, pi_learned=None, *, ax=None, title: str | None = None)
     if title:
         ax.set_title(title)
     return fig, data
+
+
+def plot_clustered_tolerance(tol_2, average, n_clusters, *, references=None, ax=None, scale: float = 100.0):
+    r"""Clustered FL against its split tolerance :math:`\text{tol}_2` (log axis): average accuracy (mean ± std over
+    seeds, left axis) and the number of clusters found (right axis), with horizontal ``references``
+    (``{label: accuracy}``, e.g. FedAvg and FedEM).
+
+    Parameters
+    ----------
+    tol_2 : array (G,)
+    average, n_clusters : arrays (S, G)
+        Per seed and tolerance.
+
+    Returns ``(fig, data)`` with ``tol_2``, ``mean``, ``std``, ``clusters`` (seed mean) and ``references``.
+    """
+    tol = check_array("tol_2", tol_2, ndim=1, nonnegative=True)
+    avg = np.atleast_2d(check_array("average", average))
+    ncl = np.atleast_2d(check_array("n_clusters", n_clusters, nonnegative=True))
+    if tol.size == 0:
+        raise ValueError("tol_2 must hold at least one tolerance.")
+    if avg.shape[1] != tol.size or ncl.shape != avg.shape:
+        raise ValueError(f"average and n_clusters must have shape (seeds, {tol.size}), got {avg.shape} and {ncl.shape}.")
+    refs = dict(check_type("references", references, dict, optional=True) or {})
+    for label, v in refs.items():
+        check_real(f"references[{label!r}]", v)
+    check_real("scale", scale, low=0, low_open=True)
+    fig, ax = figure_axes(ax, (5.5, 3.4))
+    mean, std = scale * avg.mean(0), scale * avg.std(0)
+    ax.errorbar(tol, mean, yerr=std, marker="o", capsize=2, color="tab:blue", label="Clustered FL")
+    for i, (label, v) in enumerate(refs.items()):
+        ax.axhline(scale * v, ls="--", lw=1, color=f"C{i + 1}", label=label)
+    ax.set(xscale="log", xlabel=r"split tolerance tol$_2$ (tol$_1$ fixed)", ylabel="average test accuracy")
+    ax.legend(fontsize=7, loc="lower left")
+    twin = ax.twinx()
+    clusters = ncl.mean(0)
+    twin.step(tol, clusters, where="mid", color="0.4")
+    twin.set_ylabel("clusters found", color="0.4")
+    return fig, {"tol_2": tol, "mean": mean, "std": std, "clusters": clusters,
+                 "references": {k: scale * float(v) for k, v in refs.items()}}

@@ -114,3 +114,37 @@ def test_paper_tables_claims():
     assert syn["FedEM"][0] > syn["FedAvg+"][0] and syn["FedEM"][0] >= syn["FedAvg"][0]
     t5 = X.PAPER_TABLE_5["Synthetic"]
     assert t5["D-FedEM"] <= t5["FedEM"] and t5["FedEM"] == X.PAPER_TABLE_3_2["Synthetic"]["FedEM"][0]
+
+
+def test_sampling_rate_effect_matches_compare_methods():
+    out = X.sampling_rate_effect(rates=[0.5, 1.0], seed=0, data_kwargs=TINY_DATA, **TINY_TRAIN)
+    assert out["rates"] == [0.5, 1.0] and set(out["average"]) == {"fedavg+", "fedem"}
+    full = X.compare_methods(dataset="synthetic", methods=["fedavg+", "fedem"], seed=0, data_kwargs=TINY_DATA,
+                             **TINY_TRAIN)
+    for m in ("fedavg+", "fedem"):
+        assert out["average"][m][1] == full[m]["average"]  # rate 1 is full participation
+        assert len(out["bottom_decile"][m]) == 2
+    json.dumps(out)
+    with pytest.raises(ValueError, match="rates"):
+        X.sampling_rate_effect(rates=[0.0], data_kwargs=TINY_DATA, **TINY_TRAIN)
+    with pytest.raises(TypeError, match="rates"):
+        X.sampling_rate_effect(rates=[], data_kwargs=TINY_DATA, **TINY_TRAIN)
+
+
+def test_clustered_tolerances():
+    out = X.clustered_tolerances(tol_2_values=[1e6, 0.0], tol_1=1e6, seed=0, data_kwargs=TINY_DATA, **TINY_TRAIN)
+    assert out["tol_2"] == [1e6, 0.0] and out["tol_1"] == 1e6
+    assert out["n_clusters"][0] == 1 and out["n_clusters"][1] > 1  # never split vs always split
+    fedavg = X.compare_methods(dataset="synthetic", methods=["fedavg"], seed=0, data_kwargs=TINY_DATA, **TINY_TRAIN)
+    assert out["average"][0] == pytest.approx(fedavg["fedavg"]["average"])
+    with pytest.raises(ValueError, match="tol_1"):
+        X.clustered_tolerances(tol_1=-1.0, data_kwargs=TINY_DATA, **TINY_TRAIN)
+
+
+def test_real_data_tables_are_complete():
+    real = {"FEMNIST", "EMNIST", "CIFAR10", "CIFAR100", "Shakespeare"}
+    assert real | {"Synthetic"} == set(X.PAPER_TABLE_3_2) == set(X.PAPER_TABLE_3_3) == set(X.PAPER_TABLE_5)
+    for name, row in X.PAPER_TABLE_5.items():
+        assert row["FedEM"] == X.PAPER_TABLE_3_2[name]["FedEM"][0]
+    for row in X.PAPER_TABLE_7.values():
+        assert row["FedEM"] == max(row.values())

@@ -9,7 +9,8 @@ import pytest
 
 from fedlab.data import make_gaussian_mixture
 from fedlab.gmm import federated_gmm_em
-from fedlab.fedem.plots import plot_effect_of_m, plot_gmm_em, plot_simplex, simplex_coordinates
+from fedlab.fedem.plots import (plot_clustered_tolerance, plot_effect_of_m, plot_gmm_em, plot_simplex,
+                                 simplex_coordinates)
 
 
 def teardown_function():
@@ -49,3 +50,13 @@ def test_simplex():
     assert np.allclose(data["true"], [[0.5, np.sqrt(3) / 6]] * 4) and data["learned"].shape == (4, 2)
     with pytest.raises(ValueError, match="3 entries on its last axis"):
         simplex_coordinates(np.full((2, 2), 0.5))
+
+
+def test_plot_clustered_tolerance():
+    fig, data = plot_clustered_tolerance([1.6, 0.8, 0.4], [[0.7, 0.8, 0.9], [0.6, 0.8, 0.7]], [[1, 2, 16], [1, 2, 14]],
+                                         references={"FedAvg": 0.65})
+    np.testing.assert_allclose(data["mean"], [65.0, 80.0, 80.0])
+    np.testing.assert_allclose(data["clusters"], [1, 2, 15])
+    assert data["references"] == {"FedAvg": 65.0} and len(fig.axes) == 2
+    with pytest.raises(ValueError, match="average"):
+        plot_clustered_tolerance([1.0, 2.0], [[0.5]], [[1]])
