@@ -30,7 +30,8 @@ import h5py
 import numpy as np
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_choice, check_int, check_path, check_real, check_sequence, check_type
+from fedlab._validation import (check_bool, check_choice, check_int, check_path, check_real, check_sequence,
+                                check_type)
 from fedlab.claims import Claim, show_claims
 from fedlab.data.fetch import DATASETS, fetch_command, is_present, require
 from fedlab.data.partition import partition, train_test_split_clients
@@ -40,7 +41,7 @@ from fedlab.experiments import sweep
 from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
-           "sweep_settings", "stand_in_data",
+           "sweep_settings", "setting_from_dict", "mean_over_seeds", "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
            "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
@@ -146,22 +147,46 @@ def settings_table(settings: Mapping[str, PaperSetting]) -> tuple[list[str], lis
 
 
 def sweep_settings(fn: Callable, settings: Mapping[str, PaperSetting], datasets, points: list[dict], *,
-                   seeds: int | None = None, device=None, store=None) -> dict[str, list[dict]]:
-    """Run ``fn(setting=<the setting as a dict>, device=<name>, seed=s, **point)`` for every data set of
-    ``datasets``, every point and ``seeds`` seeds (default each setting's own), through
-    :func:`fedlab.experiments.sweep` (stored, so an interrupted paper run resumes; the device is part of the
-    stored configuration). Returns each data set's run records."""
+                   seeds: int | None = None, device=None, store=None, named: bool = False) -> dict[str, list[dict]]:
+    """Run ``fn(setting=<the setting as a dict>, device=<name>, seed=s, **point)`` (and ``name=<its key>`` when
+    ``named``) for every setting whose data set is in ``datasets``, every point and ``seeds`` seeds (default each
+    setting's own), through :func:`fedlab.experiments.sweep` (stored, so an interrupted paper run resumes; the
+    device is part of the stored configuration). Returns each setting's run records, by its key."""
     check_type("settings", settings, Mapping)
-    datasets = [check_choice("datasets", d, settings) for d in check_sequence("datasets", datasets, nonempty=True)]
+    settings = {k: check_type(f"settings[{k!r}]", v, PaperSetting) for k, v in settings.items()}
+    known = {s.dataset for s in settings.values()}
+    datasets = [check_choice("datasets", d, known) for d in check_sequence("datasets", datasets, nonempty=True)]
     seeds = None if seeds is None else check_int("seeds", seeds, low=1)
-    device = str(resolve_device(device))
+    device, named = str(resolve_device(device)), check_bool("named", named)
     out = {}
-    for name in datasets:
-        setting = check_type(f"settings[{name!r}]", settings[name], PaperSetting)
-        configs = [{"setting": dataclasses.asdict(setting), "device": device, **point} for point in points]
-        out[name] = sweep(fn, configs, range(seeds or setting.seeds), store=store, executor="sequential",
-                          progress=False)
+    for key, setting in settings.items():
+        if setting.dataset not in datasets:
+            continue
+        base = {"setting": dataclasses.asdict(setting), "device": device, **({"name": key} if named else {})}
+        out[key] = sweep(fn, [{**base, **point} for point in points], range(seeds or setting.seeds), store=store,
+                         executor="sequential", progress=False)
     return out
+
+
+def setting_from_dict(setting: Mapping) -> PaperSetting:
+    """The :class:`PaperSetting` whose fields a sweep stored (``dataclasses.asdict``), errors naming ``setting``."""
+    check_type("setting", setting, Mapping)
+    try:
+        return PaperSetting(**setting)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"setting must hold a PaperSetting's fields: {err}") from None
+
+
+def mean_over_seeds(runs: list):
+    """Several seeds' results (nested dicts) averaged leaf by leaf; other leaves (strings, lists) are the first
+    run's."""
+    check_sequence("runs", runs, nonempty=True)
+    first = runs[0]
+    if isinstance(first, Mapping):
+        return {k: mean_over_seeds([r[k] for r in runs]) for k in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return float(np.mean(runs))
+    return first
 
 
 def stand_in_data(setting: PaperSetting, *, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:

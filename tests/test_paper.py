@@ -1,4 +1,5 @@
 """Paper mode's loaders on small files in the real formats (TFF's HDF5 archives, MNIST IDX, CIFAR-100 binary)."""
+import dataclasses
 import gzip
 import io
 import tarfile
@@ -15,7 +16,8 @@ from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
 from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          seconds_per_round, settings_table, stand_in_data, sweep_settings)
+                          mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
+                          sweep_settings)
 
 
 def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
@@ -221,3 +223,12 @@ def test_sweep_settings_runs_every_point_and_seed_and_resumes(tmp_path):
     assert [r["result"]["seed"] for r in again["mnist"]] == [0]
     with pytest.raises(ValueError, match="datasets"):
         sweep_settings(_record_run, settings, ["cifar10"], [{"point": 1}])
+
+
+def test_settings_round_trip_through_a_sweep_and_seeds_average_leaf_by_leaf():
+    setting = PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 1, "")
+    assert setting_from_dict(dataclasses.asdict(setting)) == setting
+    with pytest.raises(TypeError, match="setting must hold a PaperSetting's fields"):
+        setting_from_dict({"dataset": "mnist"})
+    runs = [{"acc": 0.5, "name": "a", "inner": {"x": 1}}, {"acc": 0.7, "name": "b", "inner": {"x": 3}}]
+    assert mean_over_seeds(runs) == {"acc": pytest.approx(0.6), "name": "a", "inner": {"x": 2.0}}

@@ -22,22 +22,21 @@ spread; Table 7's largest reported std is 0.75 pp, below that).
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 
-from fedlab._validation import check_choice, check_int, check_sequence, check_type
+from fedlab._validation import check_int, check_type
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
 from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.engine import FederatedDataset, LocalSGD, run
 from fedlab.engine.device import resolve_device
-from fedlab.experiments import sweep
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.experiments import (PAPER_TABLE_3_2, PAPER_TABLE_3_3, PAPER_TABLE_5, PAPER_TABLE_7,
                                       erdos_renyi_mixing)
-from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data
+from fedlab.paper import (PaperSetting, mean_over_seeds, seconds_per_round, setting_from_dict, stand_in_data,
+                          sweep_settings)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "TABLE_3_2_METHODS", "SAMPLING_METHODS", "LEARNING_RATES",
            "PROX_MU", "KEEP_CLIENTS", "PARTICIPATION", "SETTINGS", "run_setting", "run_paper", "paper_claims",
@@ -237,7 +236,7 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
         (``{label: {"test", "train"}}``, Table 3.3) and ``"d-fedem"`` (Table 5).
     """
     check_type("name", name, str)
-    s = _setting(setting)
+    s = setting_from_dict(setting)
     seed = check_int("seed", seed, low=0)
     data = _load(s, seed, device)
     participation = PARTICIPATION.get(name, 1.0)
@@ -252,15 +251,6 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 
 # ----------------------------------------------------------------------------------------------
 # The paper run
-
-
-def _setting(setting) -> PaperSetting:
-    """A PaperSetting from its fields (as a sweep stores them), errors naming ``setting``."""
-    check_type("setting", setting, dict)
-    try:
-        return PaperSetting(**setting)
-    except (TypeError, ValueError) as err:
-        raise type(err)(f"setting must hold a PaperSetting's fields: {err}") from None
 
 
 def _check_results(results) -> dict:
@@ -278,20 +268,6 @@ def _check_settings(settings) -> dict[str, PaperSetting]:
     for key, value in settings.items():
         check_type(f"settings[{key!r}]", value, PaperSetting)
     return settings
-
-
-def _check_datasets(datasets) -> list[str]:
-    return [check_choice("datasets", d, DATASETS) for d in check_sequence("datasets", datasets, nonempty=True)]
-
-
-def _mean_tree(runs: list):
-    """Numbers averaged over seeds, leaf by leaf (strings and lists: the first run's)."""
-    first = runs[0]
-    if isinstance(first, dict):
-        return {k: _mean_tree([r[k] for r in runs]) for k in first}
-    if isinstance(first, (int, float)) and not isinstance(first, bool):
-        return float(np.mean(runs))
-    return first
 
 
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: dict | None = None,
@@ -314,19 +290,10 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    settings, datasets = _check_settings(settings), _check_datasets(datasets)
-    if seeds is not None:
-        check_int("seeds", seeds, low=1)
-    device = None if device is None else str(resolve_device(device))
-    out = {}
-    for name, setting in settings.items():
-        if setting.dataset not in datasets:
-            continue
-        config = {"name": name, "setting": dataclasses.asdict(setting), "device": device}
-        records = sweep(run_setting, [config], range(seeds or setting.seeds), store=store, executor="sequential",
-                        progress=False)
-        out[name] = {"seeds": [r["seed"] for r in records], "mean": _mean_tree([r["result"] for r in records])}
-    return out
+    runs = sweep_settings(run_setting, _check_settings(settings), datasets, [{}], seeds=seeds, device=device,
+                          store=store, named=True)
+    return {name: {"seeds": [r["seed"] for r in records], "mean": mean_over_seeds([r["result"] for r in records])}
+            for name, records in runs.items()}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -21,23 +21,22 @@ not run. Every table value is reproduced within 1 pp (one run per table, no spre
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from fedlab._validation import check_choice, check_int, check_sequence, check_type
+from fedlab._validation import check_choice, check_int, check_type
 from fedlab.algorithms.personalized import FineTuneState, protocol_scores
 from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
 from fedlab.engine.device import resolve_device
-from fedlab.experiments import sweep
 from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, ClientFeatures, accuracy_grid
 from fedlab.knnper.experiments import PAPER_METHODS, PAPER_TABLE_3_5, PAPER_TABLE_3_6
 from fedlab.models import CharLSTM, PaperCNN, Params
-from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data
+from fedlab.paper import (PaperSetting, mean_over_seeds, seconds_per_round, setting_from_dict, stand_in_data,
+                          sweep_settings)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION",
            "PARTICIPATION", "REPRESENTATIONS", "representation", "client_features_of", "SETTINGS", "run_setting",
@@ -296,7 +295,7 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
         (accuracies in [0, 1]); kNN-Per's entries add the chosen ``lambdas``.
     """
     check_type("name", name, str)
-    s = _setting(setting)
+    s = setting_from_dict(setting)
     seed = check_int("seed", seed, low=0)
     data, val = _load(s, seed, device)
     out: dict[str, Any] = {"methods": {}, "n_clients": data.n_clients}
@@ -311,15 +310,6 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 
 # ----------------------------------------------------------------------------------------------
 # The paper run
-
-
-def _setting(setting) -> PaperSetting:
-    """A PaperSetting from its fields (as a sweep stores them), errors naming ``setting``."""
-    check_type("setting", setting, dict)
-    try:
-        return PaperSetting(**setting)
-    except (TypeError, ValueError) as err:
-        raise type(err)(f"setting must hold a PaperSetting's fields: {err}") from None
 
 
 def _check_results(results) -> dict:
@@ -342,15 +332,6 @@ def _check_settings(settings) -> dict[str, PaperSetting]:
     return settings
 
 
-def _mean_tree(runs: list):
-    first = runs[0]
-    if isinstance(first, dict):
-        return {k: _mean_tree([r[k] for r in runs]) for k in first}
-    if isinstance(first, (int, float)) and not isinstance(first, bool):
-        return float(np.mean(runs))
-    return first
-
-
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: dict | None = None,
               store=None) -> dict:
     """Run every setting whose data set is in ``datasets`` (thesis Tables 3.5 and 3.6) on the engine.
@@ -371,20 +352,10 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    settings = _check_settings(settings)
-    datasets = [check_choice("datasets", d, DATASETS) for d in check_sequence("datasets", datasets, nonempty=True)]
-    if seeds is not None:
-        check_int("seeds", seeds, low=1)
-    device = None if device is None else str(resolve_device(device))
-    out = {}
-    for name, setting in settings.items():
-        if setting.dataset not in datasets:
-            continue
-        config = {"name": name, "setting": dataclasses.asdict(setting), "device": device}
-        records = sweep(run_setting, [config], range(seeds or setting.seeds), store=store, executor="sequential",
-                        progress=False)
-        out[name] = {"seeds": [r["seed"] for r in records], "mean": _mean_tree([r["result"] for r in records])}
-    return out
+    runs = sweep_settings(run_setting, _check_settings(settings), datasets, [{}], seeds=seeds, device=device,
+                          store=store, named=True)
+    return {name: {"seeds": [r["seed"] for r in records], "mean": mean_over_seeds([r["result"] for r in records])}
+            for name, records in runs.items()}
 
 
 # ----------------------------------------------------------------------------------------------
