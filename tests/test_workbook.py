@@ -252,3 +252,11 @@ def test_cli_paper_mode_reports_absent_data_without_failing(tmp_path, monkeypatc
     monkeypatch.setattr("fedlab.__main__.run_workbook", lambda **kw: [absent])
     assert main(["run", "--mode", "paper", "--build", str(tmp_path / "b")]) == 0
     assert "DATA ABSENT 03_x: run  python -m fedlab data fetch femnist" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", find_notebooks(), ids=lambda p: p.stem)
+def test_every_notebook_is_valid_nbformat_with_cell_ids(path):
+    stored = json.loads(path.read_text(encoding="utf-8"))   # as stored: reading or validating fills missing ids
+    ids = [cell.get("id") for cell in stored["cells"]]
+    assert None not in ids and len(set(ids)) == len(ids)
+    nbformat.validate(stored)
