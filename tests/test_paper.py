@@ -1,14 +1,13 @@
 """Paper mode's loaders on small files in the real formats (TFF's HDF5 archives, MNIST IDX, CIFAR-100 binary)."""
 import dataclasses
-import gzip
 import io
 import tarfile
 
-import h5py
 import numpy as np
 import pytest
 import torch
 
+from real_formats import idx_gz, write_tar_bz2, write_tff_h5
 from fedlab.data.fetch import DATASETS
 from fedlab.engine import FederatedDataset
 from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
@@ -18,19 +17,6 @@ from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_fe
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
                           mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
                           sweep_settings)
-
-
-def _h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
-    with h5py.File(path, "w") as f:
-        for cid, fields in clients.items():
-            for name, values in fields.items():
-                f.create_dataset(f"examples/{cid}/{name}", data=values)
-
-
-def _tar_bz2(archive, files) -> None:
-    with tarfile.open(archive, "w:bz2") as tar:
-        for path in files:
-            tar.add(path, arcname=path.name)
 
 
 @pytest.fixture
@@ -44,12 +30,12 @@ def femnist(cache, tmp_path):
     rng = np.random.default_rng(0)
     sizes = {"f0001_00": (7, 2), "f0002_11": (4, 3), "f0003_05": (9, 1), "f0004_40": (5, 0)}  # the last: no test
     for split, column in (("train", 0), ("test", 1)):
-        _h5(tmp_path / f"fed_emnist_{split}.h5",
+        write_tff_h5(tmp_path / f"fed_emnist_{split}.h5",
             {cid: {"pixels": rng.random((n[column], 28, 28), dtype=np.float32),
                    "label": rng.integers(0, 62, n[column]).astype(np.int32)}
              for cid, n in sizes.items() if n[column]})
     (cache / "femnist").mkdir(parents=True)
-    _tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2", [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
+    write_tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2", [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
     return sizes
 
 
@@ -61,10 +47,10 @@ def shakespeare(cache, tmp_path):
             "KING_LEAR_FOOL": ("Have more than thou showest, speak less than thou knowest. " * 2,
                                "Lend less than thou owest, ride more than thou goest; learn more than thou trowest.")}
     for split, column in (("train", 0), ("test", 1)):
-        _h5(tmp_path / f"shakespeare_{split}.h5",
+        write_tff_h5(tmp_path / f"shakespeare_{split}.h5",
             {cid: {"snippets": np.array([t[column].encode()])} for cid, t in text.items()})
     (cache / "shakespeare").mkdir(parents=True)
-    _tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+    write_tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
              [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
     return text
 
@@ -109,14 +95,9 @@ def test_character_windows_and_codes():
 
 
 def test_a_tff_file_without_the_fields_is_named(tmp_path):
-    _h5(tmp_path / "x.h5", {"a": {"other": np.zeros(3)}})
+    write_tff_h5(tmp_path / "x.h5", {"a": {"other": np.zeros(3)}})
     with pytest.raises(ValueError, match="x.h5 is not a TFF client file"):
         read_tff_clients(tmp_path / "x.h5", ("pixels",))
-
-
-def _idx(array: np.ndarray) -> bytes:
-    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
-    return gzip.compress(header + array.astype(">u1").tobytes())
 
 
 def test_centralised_sets_are_partitioned_then_split(cache):
@@ -125,8 +106,8 @@ def test_centralised_sets_are_partitioned_then_split(cache):
     folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 12)
     for prefix, y in (("train", labels), ("t10k", labels[:10])):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(_idx(y))
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
     data = load_partitioned("mnist", n_clients=6, scheme="pathological", classes_per_client=2, test_fraction=0.25)
     assert data.n_clients == 6 and data.n_classes == 10
     assert int(data.train.n.sum() + data.test.n.sum()) == 120

@@ -1,19 +1,14 @@
 """Paper mode of the availability chapter on small MNIST IDX files."""
 import dataclasses
-import gzip
 
 import numpy as np
 import pytest
 
+from real_formats import idx_gz
 from fedlab import paper
 
 from fedlab.availability import real_data as rd
 from fedlab.claims import VERDICTS
-
-
-def _idx(array: np.ndarray) -> bytes:
-    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
-    return gzip.compress(header + array.astype(">u1").tobytes())
 
 
 @pytest.fixture
@@ -24,8 +19,8 @@ def mnist(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 16)
     for prefix, y in (("train", labels), ("t10k", labels[:10])):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(_idx(y))
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
     return folder
 
 

@@ -1,32 +1,17 @@
 """kNN-Per's paper mode (thesis §3.6.3) on small files in CIFAR-10's binary format, with the settings shrunk."""
 import dataclasses
-import io
 import re
-import tarfile
 
 import numpy as np
 import pytest
 import torch
 
+from real_formats import write_cifar10_archive
 from fedlab.engine import ClientData
 from fedlab.knnper import real_data
 from fedlab.knnper.real_data import (DATASETS, SETTINGS, client_features_of, expected_seconds, paper_claims,
                                      representation, run_paper, run_setting)
 from fedlab.paper import MODELS
-
-
-def _cifar10(folder, per_batch: int = 60) -> None:
-    rng = np.random.default_rng(0)
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
-            labels = np.arange(per_batch) % 10
-            payload = np.concatenate([labels[:, None], rng.integers(0, 256, (per_batch, 3072))], 1).astype(np.uint8)
-            info = tarfile.TarInfo(f"cifar-10-batches-bin/{name}")
-            info.size = payload.nbytes
-            tar.addfile(info, io.BytesIO(payload.tobytes()))
-    folder.mkdir(parents=True)
-    (folder / "cifar-10-binary.tar.gz").write_bytes(buffer.getvalue())
 
 
 def _small(name: str, **changes):
@@ -40,7 +25,7 @@ def results(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("FEDLAB_DATA", str(cache / "data"))
     mp.delenv("FEDLAB_RESULTS", raising=False)
-    _cifar10(cache / "data" / "cifar10")
+    write_cifar10_archive(cache / "data" / "cifar10")
     settings = {"cifar10": _small("cifar10")}
     try:
         yield run_paper(datasets=["cifar10"], settings=settings, store=cache / "store"), settings, cache / "store"

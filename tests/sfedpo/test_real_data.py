@@ -1,19 +1,14 @@
 """Paper mode of the SFedPO chapter on small Fashion-MNIST IDX files."""
 import dataclasses
-import gzip
 
 import numpy as np
 import pytest
 
+from real_formats import idx_gz
 from fedlab import paper
 from fedlab.claims import VERDICTS
 from fedlab.models import LinearModel
 from fedlab.sfedpo import real_data as rd
-
-
-def _idx(array: np.ndarray) -> bytes:
-    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
-    return gzip.compress(header + array.astype(">u1").tobytes())
 
 
 @pytest.fixture
@@ -25,8 +20,8 @@ def fashion(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 6)
     for prefix, y in (("train", labels), ("t10k", labels)):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(_idx(y))
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
     return folder
 
 

@@ -1,29 +1,15 @@
 """Paper mode of the data-streams chapter on small files in the real formats (CIFAR binary, TFF HDF5 archives)."""
 import dataclasses
-import tarfile
 
-import h5py
 import numpy as np
 import pytest
 
+from real_formats import write_tar_bz2, write_tff_h5
 from fedlab import paper
 
 from fedlab.claims import VERDICTS
 from fedlab.models import LinearModel
 from fedlab.streams import real_data as rd
-
-
-def _h5(path, clients):
-    with h5py.File(path, "w") as f:
-        for cid, fields in clients.items():
-            for name, values in fields.items():
-                f.create_dataset(f"examples/{cid}/{name}", data=values)
-
-
-def _tar_bz2(archive, files):
-    with tarfile.open(archive, "w:bz2") as tar:
-        for path in files:
-            tar.add(path, arcname=path.name)
 
 
 @pytest.fixture
@@ -52,21 +38,21 @@ def write_cifar10(cache, per_batch: int = 40) -> None:
 def write_femnist(cache, tmp_path, writers: int = 10) -> None:
     rng = np.random.default_rng(1)
     for split, n in (("train", 6), ("test", 2)):
-        _h5(tmp_path / f"fed_emnist_{split}.h5",
+        write_tff_h5(tmp_path / f"fed_emnist_{split}.h5",
             {f"f{k:04d}_00": {"pixels": rng.random((n, 28, 28), dtype=np.float32),
                               "label": rng.integers(0, 62, n).astype(np.int32)} for k in range(writers)})
     (cache / "femnist").mkdir(parents=True)
-    _tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2",
+    write_tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2",
              [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
 
 
 def write_shakespeare(cache, tmp_path, roles: int = 6) -> None:
     line = "Now my charms are all o'erthrown, and what strength I have's mine own, which is most faint. "
     for split, reps in (("train", 4), ("test", 2)):
-        _h5(tmp_path / f"shakespeare_{split}.h5",
+        write_tff_h5(tmp_path / f"shakespeare_{split}.h5",
             {f"PLAY_ROLE_{k}": {"snippets": np.array([(line * reps)[k:].encode()])} for k in range(roles)})
     (cache / "shakespeare").mkdir(parents=True)
-    _tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+    write_tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
              [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
 
 
