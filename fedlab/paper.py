@@ -41,7 +41,7 @@ from fedlab.experiments import sweep
 from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
-           "sweep_settings", "setting_from_dict", "mean_over_seeds", "stand_in_data",
+           "sweep_settings", "setting_from_dict", "mean_over_seeds", "check_seed_means", "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
            "load_femnist",
            "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
@@ -175,6 +175,17 @@ def setting_from_dict(setting: Mapping) -> PaperSetting:
         return PaperSetting(**setting)
     except (TypeError, ValueError) as err:
         raise type(err)(f"setting must hold a PaperSetting's fields: {err}") from None
+
+
+def check_seed_means(results) -> dict:
+    """A paper run's results keyed by setting, each ``{"seeds": [...], "mean": {...}}`` (the seeds'
+    :func:`mean_over_seeds`), or ``None`` (nothing run: ``{}``); errors name ``results``."""
+    results = {} if results is None else check_type("results", results, dict)
+    for key, value in results.items():
+        if not isinstance(value, dict) or not isinstance(value.get("mean"), dict):
+            raise ValueError(f"results[{key!r}] must be a dict with a 'mean' dict (run_paper's output), got "
+                             f"{value!r:.80}.")
+    return results
 
 
 def mean_over_seeds(runs: list):

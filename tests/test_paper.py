@@ -15,7 +15,7 @@ from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
 from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
+                          check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
                           sweep_settings)
 
 
@@ -213,3 +213,6 @@ def test_settings_round_trip_through_a_sweep_and_seeds_average_leaf_by_leaf():
         setting_from_dict({"dataset": "mnist"})
     runs = [{"acc": 0.5, "name": "a", "inner": {"x": 1}}, {"acc": 0.7, "name": "b", "inner": {"x": 3}}]
     assert mean_over_seeds(runs) == {"acc": pytest.approx(0.6), "name": "a", "inner": {"x": 2.0}}
+    assert check_seed_means(None) == {} and check_seed_means({"s": {"mean": {}}}) == {"s": {"mean": {}}}
+    with pytest.raises(ValueError, match="results\\['s'\\] must be a dict with a 'mean' dict"):
+        check_seed_means({"s": {"seeds": [0]}})

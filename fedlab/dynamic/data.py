@@ -35,6 +35,21 @@ __all__ = ["DriftingLeastSquares", "make_drifting_least_squares", "random_walk",
            "DriftingLogistic", "make_drifting_logistic", "logistic_risk_minimizer", "logistic_risk_curvature"]
 
 
+
+def _check_agents(problem, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The agents' feature variances and offset directions (one row each, ``dim`` columns when given), and the
+    offset and drift variances, checked; returns ``(feature_var, offset_dirs)``."""
+    v = check_array("feature_var", problem.feature_var, ndim=1)
+    if v.size == 0 or np.any(v <= 0):
+        raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+    z = check_array("offset_dirs", problem.offset_dirs, ndim=2)
+    if z.shape[0] != v.size or (dim is not None and z.shape[1] != dim):
+        columns = "" if dim is None else f" and {dim} columns"
+        raise ValueError(f"offset_dirs must have one row per agent ({v.size}){columns}, got shape {z.shape}.")
+    check_real("offset_var", problem.offset_var, low=0)
+    check_real("drift_var", problem.drift_var, low=0)
+    return v, z
+
 @dataclass(frozen=True)
 class DriftingLeastSquares:
     r"""The drifting federated least-squares problem (module docstring).
@@ -63,14 +78,7 @@ class DriftingLeastSquares:
     w_start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        v = check_array("feature_var", self.feature_var, ndim=1)
-        if v.size == 0 or np.any(v <= 0):
-            raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
-        z = check_array("offset_dirs", self.offset_dirs, ndim=2)
-        if z.shape[0] != v.size:
-            raise ValueError(f"offset_dirs must have one row per agent ({v.size}), got shape {z.shape}.")
-        check_real("offset_var", self.offset_var, low=0)
-        check_real("drift_var", self.drift_var, low=0)
+        v, z = _check_agents(self)
         check_real("noise_std", self.noise_std, low=0)
         w0 = np.zeros(z.shape[1]) if self.w_start is None else check_array("w_start", self.w_start, shape=(z.shape[1],))
         object.__setattr__(self, "feature_var", v)
@@ -212,12 +220,7 @@ class DriftingLogistic:
     w_start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        v = check_array("feature_var", self.feature_var, ndim=1)
-        if v.size == 0 or np.any(v <= 0):
-            raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
-        z = check_array("offset_dirs", self.offset_dirs, shape=(v.size, 2))
-        check_real("offset_var", self.offset_var, low=0)
-        check_real("drift_var", self.drift_var, low=0)
+        v, z = _check_agents(self, dim=2)
         check_real("reg_rho", self.reg_rho, low=0, low_open=True)
         w0 = np.zeros(2) if self.w_start is None else check_array("w_start", self.w_start, shape=(2,))
         object.__setattr__(self, "feature_var", v)

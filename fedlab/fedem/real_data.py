@@ -35,8 +35,8 @@ from fedlab.engine.device import resolve_device
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.experiments import (PAPER_TABLE_3_2, PAPER_TABLE_3_3, PAPER_TABLE_5, PAPER_TABLE_7,
                                       erdos_renyi_mixing)
-from fedlab.paper import (PaperSetting, mean_over_seeds, seconds_per_round, setting_from_dict, stand_in_data,
-                          sweep_settings)
+from fedlab.paper import (PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict,
+                          stand_in_data, sweep_settings)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "TABLE_3_2_METHODS", "SAMPLING_METHODS", "LEARNING_RATES",
            "PROX_MU", "KEEP_CLIENTS", "PARTICIPATION", "SETTINGS", "run_setting", "run_paper", "paper_claims",
@@ -253,16 +253,6 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 # The paper run
 
 
-def _check_results(results) -> dict:
-    """``results`` of :func:`run_paper` (``{setting name: {"seeds", "mean"}}``), or None."""
-    results = {} if results is None else check_type("results", results, dict)
-    for key, value in results.items():
-        if not isinstance(value, dict) or not isinstance(value.get("mean"), dict):
-            raise ValueError(f"results[{key!r}] must be a dict with a 'mean' dict (run_paper's output), got "
-                             f"{value!r:.80}.")
-    return results
-
-
 def _check_settings(settings) -> dict[str, PaperSetting]:
     settings = SETTINGS if settings is None else check_type("settings", settings, dict)
     for key, value in settings.items():
@@ -409,7 +399,7 @@ def paper_claims(results: dict | None) -> list[Claim]:
     computed from the measured numbers.
     ``results=None`` (or a setting absent from them) gives the claims as not run, with the fetch command.
     """
-    results = _check_results(results)
+    results = check_seed_means(results)
     claims: list[Claim] = []
     for dataset in DATASETS:
         for table in (_table_3_2, _table_3_3, _table_5, _table_6):

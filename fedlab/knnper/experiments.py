@@ -513,6 +513,22 @@ def _new_client_metrics(name: str, trained: dict, new: SplitFederation, *, optio
     return {**knn.evaluate(fed_new.train, "train_"), **knn.evaluate(fed_new.test, "test_")}
 
 
+def _trained_on_old_clients(methods, *, alpha, n_clients, new_fraction, rounds, lr, local_steps, batch_size, k,
+                            sigma, ditto_lam, finetune_epochs, n_components, seed):
+    """Check the shared arguments of the new-client experiments, split the clients into old and new, and train
+    ``methods`` on the old ones. Returns ``(new, ids, trained)``."""
+    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
+                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
+    n_new = _check_new_fraction(new_fraction, n_clients)
+    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
+    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
+    check_int("n_components", n_components, low=1)
+    old, new, ids = _old_and_new(alpha, n_clients, n_new, seed)
+    trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
+                         rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
+    return new, ids, trained
+
+
 def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: float = 0.2, rounds: int = 100,
                    lr: float = 10 ** -0.5, local_steps: int = 5, batch_size: int = 16,
                    methods: Sequence[str] = ("fedavg", "fedavg+", "ditto", "fedrep", "fedem", "knnper"),
@@ -534,15 +550,10 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     ``old_clients``, ``new_clients``.
     """
     methods = _check_methods(methods)
-    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
-                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
-    n_new = _check_new_fraction(new_fraction, n_clients)
-    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
-    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
-    check_int("n_components", n_components, low=1)
-    old, new, ids = _old_and_new(alpha, n_clients, n_new, seed)
-    trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
-                         rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
+    new, ids, trained = _trained_on_old_clients(methods, alpha=alpha, n_clients=n_clients, new_fraction=new_fraction,
+                                                rounds=rounds, lr=lr, local_steps=local_steps, batch_size=batch_size,
+                                                k=k, sigma=sigma, ditto_lam=ditto_lam, finetune_epochs=finetune_epochs,
+                                                n_components=n_components, seed=seed)
     options = _new_client_options(rounds, local_steps)
     n_test, n_train = new.test.n.numpy(), new.trainval.n.numpy().astype(float)
     out: dict = {"methods": {}, **{key: v.tolist() for key, v in ids.items()}}
@@ -609,15 +620,10 @@ def new_client_capacity(*, alpha: float = 0.3, n_clients: int = 20, new_fraction
     """
     methods = _check_methods(methods)
     capacities = _capacities(capacities)
-    _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
-                 batch_size=batch_size, seed=seed, k=k, sigma=sigma, min_clients=2)
-    n_new = _check_new_fraction(new_fraction, n_clients)
-    check_real("ditto_lam", ditto_lam, low=0, low_open=True)
-    check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
-    check_int("n_components", n_components, low=1)
-    old, new, _ = _old_and_new(alpha, n_clients, n_new, seed)
-    trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
-                         rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
+    new, _, trained = _trained_on_old_clients(methods, alpha=alpha, n_clients=n_clients, new_fraction=new_fraction,
+                                              rounds=rounds, lr=lr, local_steps=local_steps, batch_size=batch_size,
+                                              k=k, sigma=sigma, ditto_lam=ditto_lam, finetune_epochs=finetune_epochs,
+                                              n_components=n_components, seed=seed)
     options = _new_client_options(rounds, local_steps)
     n_test = new.test.n.numpy()
     out: dict = {"capacities": capacities, "average": {m: [] for m in methods},

@@ -35,8 +35,8 @@ from fedlab.engine.device import resolve_device
 from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, ClientFeatures, accuracy_grid
 from fedlab.knnper.experiments import PAPER_METHODS, PAPER_TABLE_3_5, PAPER_TABLE_3_6
 from fedlab.models import CharLSTM, PaperCNN, Params
-from fedlab.paper import (PaperSetting, mean_over_seeds, seconds_per_round, setting_from_dict, stand_in_data,
-                          sweep_settings)
+from fedlab.paper import (PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict,
+                          stand_in_data, sweep_settings)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION",
            "PARTICIPATION", "REPRESENTATIONS", "representation", "client_features_of", "SETTINGS", "run_setting",
@@ -312,16 +312,6 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 # The paper run
 
 
-def _check_results(results) -> dict:
-    """``results`` of :func:`run_paper` (``{setting name: {"seeds", "mean"}}``), or None."""
-    results = {} if results is None else check_type("results", results, dict)
-    for key, value in results.items():
-        if not isinstance(value, dict) or not isinstance(value.get("mean"), dict):
-            raise ValueError(f"results[{key!r}] must be a dict with a 'mean' dict (run_paper's output), got "
-                             f"{value!r:.80}.")
-    return results
-
-
 def _check_settings(settings) -> dict[str, PaperSetting]:
     settings = SETTINGS if settings is None else check_type("settings", settings, dict)
     for key, value in settings.items():
@@ -435,7 +425,7 @@ def paper_claims(results: dict | None) -> list[Claim]:
     to kNN-Per, 22 pp to Ditto) by direction within 2 pp. ``results=None`` (or a data set absent from them) gives
     the claims as not run, with the fetch command.
     """
-    results = _check_results(results)
+    results = check_seed_means(results)
     claims: list[Claim] = []
     for dataset in DATASETS:
         claims += _table_3_5(results, dataset) + _table_3_6(results, dataset)

@@ -442,6 +442,7 @@ CASES = [
                                                              "rounds": 1, "local_steps": 1, "batch_size": 4, "lr": 0.1,
                                                              "seeds": 1, "paper": ""},
                                                             extra=({"dataset": "mnist"}, 3, "mnist"))}),
+    Case("fedlab.paper.check_seed_means", {"results": Kind(None, extra=({"a": 3}, {"a": {"mean": 1}}, 3))}),
     Case("fedlab.paper.mean_over_seeds", {"runs": Kind([{"a": 1.0}], extra=([], 3, "runs"))}),
     Case("fedlab.paper.stand_in_data", {"setting": Obj(SETTING, extra=("mnist",)), "n_clients": Int(2, low=1,
                                                                                                     optional=True),
