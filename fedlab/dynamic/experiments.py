@@ -104,6 +104,19 @@ def dfl_step_sweep(*, lrs=(0.003, 0.01, 0.03, 0.1, 0.3, 1.0), drift_vars=(0.0, 1
     return out
 
 
+def _check_curve_grid(lrs, drift_vars, offset_vars, local_steps_max, n_iters, every) -> int:
+    """The learning-curve experiments' shared arguments, checked; returns ``n_iters``."""
+    _positive("lrs", lrs)
+    for name, value in (("drift_vars", drift_vars), ("offset_vars", offset_vars)):
+        arr = check_array(name, value, nonnegative=True)
+        if arr.ndim > 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a number or a non-empty 1-D list, got shape {arr.shape}.")
+    check_int("local_steps_max", local_steps_max, low=1)
+    n_iters = check_int("n_iters", n_iters, low=1)
+    check_int("every", every, low=1)
+    return n_iters
+
+
 def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n_agents: int = 20, n_active: int = 7,
                         dim: int = 2, local_steps_max: int = 10, batch_range=(10, 20), noise_std: float = 0.5,
                         n_iters: int = 3000, tail: int = 1000, every: int = 10, normalize: bool = True,
@@ -115,14 +128,7 @@ def dfl_learning_curves(*, lrs=(0.01,), drift_vars=(0.0,), offset_vars=(0.1,), n
     convergence rate: the slope (dB per 100 iterations) of the MSD while it is more than 10 dB above the floor
     (``nan`` if that transient is shorter than 5 iterations).
     """
-    _positive("lrs", lrs)
-    for name, value in (("drift_vars", drift_vars), ("offset_vars", offset_vars)):
-        arr = check_array(name, value, nonnegative=True)
-        if arr.ndim > 1 or arr.size == 0:
-            raise ValueError(f"{name} must be a number or a non-empty 1-D list, got shape {arr.shape}.")
-    check_int("local_steps_max", local_steps_max, low=1)
-    n_iters = check_int("n_iters", n_iters, low=1)
-    check_int("every", every, low=1)
+    n_iters = _check_curve_grid(lrs, drift_vars, offset_vars, local_steps_max, n_iters, every)
     problem, e_k, b_k = dfl_setup(seed, n_agents=n_agents, dim=dim, noise_std=noise_std,
                                   local_steps_range=(1, local_steps_max), batch_range=batch_range)
     state, history = _simulate(problem, seed, n_iters, lr=lrs, drift_var=drift_vars, offset_var=offset_vars,
@@ -216,14 +222,7 @@ def dfl_logistic_curves(*, lrs=(0.1,), drift_vars=(0.0,), offset_vars=(0.1,), n_
     those of :func:`dfl_learning_curves` (floor, iterations to within 3 dB, transient slope), plus ``curvature``:
     the smallest eigenvalue ν of the risk's Hessian at the final :math:`w^o` of every curve.
     """
-    _positive("lrs", lrs)
-    for name, value in (("drift_vars", drift_vars), ("offset_vars", offset_vars)):
-        arr = check_array(name, value, nonnegative=True)
-        if arr.ndim > 1 or arr.size == 0:
-            raise ValueError(f"{name} must be a number or a non-empty 1-D list, got shape {arr.shape}.")
-    check_int("local_steps_max", local_steps_max, low=1)
-    n_iters = check_int("n_iters", n_iters, low=1)
-    check_int("every", every, low=1)
+    n_iters = _check_curve_grid(lrs, drift_vars, offset_vars, local_steps_max, n_iters, every)
     problem, e_k, b_k = dfl_logistic_setup(seed, n_agents=n_agents, reg_rho=reg_rho,
                                            local_steps_range=(1, local_steps_max), batch_range=batch_range)
     algo = DynamicFedAvgLogistic(lr=lrs, drift_var=drift_vars, offset_var=offset_vars, n_iters=n_iters,
