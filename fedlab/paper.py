@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import h5py
 import numpy as np
+import torch
 
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import (check_bool, check_choice, check_int, check_path, check_real, check_sequence,
@@ -38,13 +39,13 @@ from fedlab.data.partition import partition, train_test_split_clients
 from fedlab.data.vision import load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist
 from fedlab.engine import ClientData, FederatedDataset, resolve_device, run
 from fedlab.experiments import sweep
-from fedlab.models import LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
+from fedlab.models import MLP, LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
            "sweep_settings", "setting_from_dict", "mean_over_seeds", "check_seed_means", "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
            "load_femnist",
-           "load_shakespeare", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
+           "load_shakespeare", "group_clients", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
 
 VOCABULARY = string.printable
 _INDEX = {c: i for i, c in enumerate(VOCABULARY)}
@@ -88,6 +89,7 @@ MODELS: dict[str, Callable[[int], Model]] = {
     "cifar_cnn": cifar_cnn,
     "char_lstm": lambda n_classes: char_lstm(n_classes),
     "mnist_logistic": lambda n_classes: LinearModel(28 * 28, n_classes),
+    "mnist_mlp": lambda n_classes: MLP(28 * 28, (200,), n_classes),
 }
 
 #: Per data set: one sample's shape, the number of classes and a typical client size (for :func:`stand_in_data`).
@@ -283,7 +285,17 @@ def _optional_count(n_clients) -> int | None:
     return None if n_clients is None else check_int("n_clients", n_clients, low=1)
 
 
-def _choose_clients(ids: list[str], n_clients: int | None, seed: int) -> list[str]:
+def _optional_fraction(fraction, n_clients) -> float | None:
+    if fraction is not None and n_clients is not None:
+        raise ValueError("give n_clients or fraction, not both.")
+    return None if fraction is None else check_real("fraction", fraction, low=0, high=1, low_open=True)
+
+
+def _choose_clients(ids: list[str], n_clients: int | None, seed: int, fraction: float | None = None) -> list[str]:
+    """``n_clients`` of ``ids``, or a ``fraction`` of them (at least one), drawn at random with ``seed``; all
+    when both are None."""
+    if fraction is not None:
+        n_clients = max(1, int(round(fraction * len(ids))))
     if n_clients is None:
         return ids
     n_clients = check_int("n_clients", n_clients, low=1, high=len(ids))
@@ -298,48 +310,69 @@ def _dataset(train: list[tuple[np.ndarray, np.ndarray]], test: list[tuple[np.nda
                             n_classes)
 
 
-def load_femnist(*, n_clients: int | None = None, seed: int = 0) -> FederatedDataset:
+def load_femnist(*, n_clients: int | None = None, fraction: float | None = None, seed: int = 0) -> FederatedDataset:
     """FEMNIST by writer (62 classes, images ``(1, 28, 28)`` in [0, 1]): TFF's train and test samples of each
-    writer; ``n_clients`` writers drawn at random with ``seed`` (all 3,400 by default).
+    writer; ``n_clients`` writers, or a ``fraction`` of them (LEAF's user sampling), drawn at random with
+    ``seed`` (all 3,400 by default).
 
     The padded tensors hold ``n_clients x`` the largest writer's samples: all writers need about 5 GB.
     """
     n_clients, seed = _optional_count(n_clients), check_int("seed", seed, low=0)
+    fraction = _optional_fraction(fraction, n_clients)
     train_path, test_path = _extracted("femnist")
     train = read_tff_clients(train_path, ("pixels", "label"))
     test = read_tff_clients(test_path, ("pixels", "label"))
-    ids = _choose_clients([c for c in train if c in test], n_clients, seed)
+    ids = _choose_clients([c for c in train if c in test], n_clients, seed, fraction)
     pairs = [[(d[c]["pixels"][:, None].astype(np.float32), d[c]["label"].astype(np.int64)) for c in ids]
              for d in (train, test)]
     return _dataset(pairs[0], pairs[1], 62)
 
 
-def load_shakespeare(*, n_clients: int | None = None, seq_len: int = 80, stride: int = 80, min_samples: int = 2,
-                     seed: int = 0) -> FederatedDataset:
+def load_shakespeare(*, n_clients: int | None = None, fraction: float | None = None, seq_len: int = 80,
+                     stride: int = 80, min_samples: int = 2, seed: int = 0) -> FederatedDataset:
     """Shakespeare by speaking role, LEAF's next-character task (:func:`next_character_samples` on each role's
     concatenated lines, train and test as TFF splits them). Roles with fewer than ``min_samples`` training
-    windows or no test window are left out; then ``n_clients`` roles are drawn at random with ``seed``."""
+    windows or no test window are left out; then ``n_clients`` roles, or a ``fraction`` of them, are drawn at
+    random with ``seed`` (only those are cut into windows: ``stride=1``, every position, stays affordable)."""
     seq_len, stride = check_int("seq_len", seq_len, low=1), check_int("stride", stride, low=1)
     min_samples, seed = check_int("min_samples", min_samples, low=1), check_int("seed", seed, low=0)
     n_clients = _optional_count(n_clients)
+    fraction = _optional_fraction(fraction, n_clients)
     train_path, test_path = _extracted("shakespeare")
+    train, test = (_role_texts(read_tff_clients(path, ("snippets",))) for path in (train_path, test_path))
 
-    def windows(clients):
-        out = {}
-        for cid, fields in clients.items():
-            text = "".join(s.decode("utf-8", "replace") if isinstance(s, bytes) else str(s)
-                           for s in fields["snippets"])
-            x, y = next_character_samples(encode_text(text), seq_len, stride)
-            out[cid] = (x.astype(np.float32), y)
-        return out
+    def n_windows(text: str) -> int:
+        return len(range(0, len(text) - seq_len, stride))
 
-    train = windows(read_tff_clients(train_path, ("snippets",)))
-    test = windows(read_tff_clients(test_path, ("snippets",)))
-    ids = [c for c in train if c in test and len(train[c][1]) >= min_samples and len(test[c][1]) >= 1]
+    ids = [c for c in train if c in test and n_windows(train[c]) >= min_samples and n_windows(test[c]) >= 1]
     if not ids:
         raise ValueError(f"no speaking role has {min_samples} training windows of {seq_len + 1} characters.")
-    ids = _choose_clients(ids, n_clients, seed)
-    return _dataset([train[c] for c in ids], [test[c] for c in ids], len(VOCABULARY))
+    ids = _choose_clients(ids, n_clients, seed, fraction)
+    samples = [[next_character_samples(encode_text(texts[c]), seq_len, stride) for c in ids] for texts in (train, test)]
+    return _dataset(*([(x.astype(np.float32), y) for x, y in part] for part in samples), len(VOCABULARY))
+
+
+def _role_texts(clients: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, str]:
+    """Each role's snippets, concatenated into one text."""
+    return {cid: "".join(s.decode("utf-8", "replace") if isinstance(s, bytes) else str(s) for s in fields["snippets"])
+            for cid, fields in clients.items()}
+
+
+def group_clients(data: FederatedDataset, groups) -> FederatedDataset:
+    """A data set whose client ``j`` holds the train and test samples of the clients ``groups[j]`` of ``data``
+    (e.g. writers pooled into the silos of a cross-silo network). Each client may appear in one group at most."""
+    check_type("data", data, FederatedDataset)
+    groups = [[check_int("groups", k, low=0, high=data.n_clients - 1) for k in check_sequence("groups", g, nonempty=True)]
+              for g in check_sequence("groups", groups, nonempty=True)]
+    members = [k for g in groups for k in g]
+    if len(set(members)) != len(members):
+        raise ValueError("groups must not share a client; a client appears in more than one group.")
+
+    def pooled(part, group):
+        x, y, _ = zip(*(part.client(k) for k in group))
+        return torch.cat(x).cpu().numpy(), torch.cat(y).cpu().numpy()
+
+    return _dataset(*([pooled(part, g) for g in groups] for part in (data.train, data.test)), data.n_classes)
 
 
 _CENTRALISED: dict[str, tuple[Callable, int]] = {

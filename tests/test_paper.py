@@ -13,7 +13,7 @@ from fedlab.engine import FederatedDataset
 from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
 from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
-from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, load_federated, load_femnist,
+from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, group_clients, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
                           check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
                           sweep_settings)
@@ -62,6 +62,11 @@ def test_femnist_keeps_one_client_per_writer(femnist):
     assert data.train.n.tolist() == [7, 4, 9] and data.test.n.tolist() == [2, 3, 1]
     assert data.train.feature_shape == (1, 28, 28)
     assert load_federated("femnist", n_clients=2, seed=1).n_clients == 2
+    assert load_femnist(fraction=0.5, seed=1).n_clients == 2 and load_femnist(fraction=0.01).n_clients == 1
+    with pytest.raises(ValueError, match="n_clients or fraction, not both"):
+        load_femnist(n_clients=2, fraction=0.5)
+    with pytest.raises(ValueError, match="fraction"):
+        load_femnist(fraction=1.5)
 
 
 def test_femnist_archive_is_extracted_once(femnist, cache):
@@ -79,6 +84,22 @@ def test_shakespeare_is_next_character_prediction_by_role(shakespeare):
     x, y, _ = data.train.client(1)
     text = shakespeare["THE_TEMPEST_PROSPERO"][0]
     assert "".join(VOCABULARY[int(c)] for c in x[1]) == text[5:15] and VOCABULARY[int(y[1])] == text[15]
+    every = load_shakespeare(seq_len=10, stride=1, fraction=0.5, seed=0)     # LEAF's windows at every position
+    assert every.n_clients == 1
+    assert int(every.train.n[0]) in (len(t[0]) - 10 for t in shakespeare.values())
+
+
+def test_group_clients_pools_writers_into_silos(femnist):
+    data = load_femnist()
+    silos = group_clients(data, [[2, 0], [1]])
+    assert silos.n_clients == 2 and silos.n_classes == 62
+    assert silos.train.n.tolist() == [16, 4] and silos.test.n.tolist() == [3, 3]
+    x, y, _ = silos.train.client(0)
+    assert torch.equal(x[:9], data.train.client(2)[0]) and torch.equal(y[9:], data.train.client(0)[1])
+    with pytest.raises(ValueError, match="share a client"):
+        group_clients(data, [[0, 1], [1]])
+    with pytest.raises(ValueError, match="groups"):
+        group_clients(data, [[0, 3]])
 
 
 def test_character_windows_and_codes():
