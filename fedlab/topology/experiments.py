@@ -16,7 +16,7 @@ from fedlab._validation import check_choice, check_int, check_real, check_type
 from fedlab.data import make_leaf_synthetic
 from fedlab.engine import FederatedDataset, LocalSGD, run
 from fedlab.mixing import exact_average, local_degree_weights
-from fedlab.models import LinearModel
+from fedlab.models import LinearModel, Model, check_model
 from fedlab.topology.algorithms import AveragedDPASGD
 from fedlab.topology.delays import DelayParams, check_network_args, connectivity_delays, cycle_time, overlay_from_edges
 from fedlab.topology.matcha import (MatchaSchedule, matcha_cycle_time, matcha_round_times, matcha_schedule,
@@ -75,6 +75,12 @@ def compare_overlays(conn: Connectivity, params: DelayParams, names=ALL_OVERLAYS
         Seed of MATCHA's random matchings (the same for every parameter setting).
     schedules : dict, optional
         Precomputed :func:`matcha_schedules`.
+    model : Model, optional
+        The model every silo trains (default: multinomial logistic regression on the features).
+    backend : {"batched", "loop", "auto"}
+        The engine's local-training path.
+    device : str or torch.device, optional
+        Where to train (:func:`fedlab.engine.resolve_device`).
 
     Returns
     -------
@@ -156,13 +162,12 @@ def _overlay_plan(name: str, conn: Connectivity, params: DelayParams, rounds: in
     return mixing, clock, cycle_time(overlay, conn, params)
 
 
-def _train(mixing, data: FederatedDataset, rounds: int, lr: float, batch_size: int, local_steps: int,
-           seed: int, eval_every: int) -> dict[str, list]:
+def _train(mixing, data: FederatedDataset, rounds: int, solver: LocalSGD, seed: int, eval_every: int, model,
+           backend: str, device) -> dict[str, list]:
     """One DPASGD run on the engine: the average model's metrics at the evaluated rounds."""
-    model = LinearModel(data.train.x.shape[-1], data.n_classes)
-    algorithm = AveragedDPASGD(model, LocalSGD(lr, local_steps=local_steps, batch_size=batch_size), mixing,
-                               backend="batched")
-    _, history = run(algorithm, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False)
+    model = LinearModel(data.train.x.shape[-1], data.n_classes) if model is None else model
+    algorithm = AveragedDPASGD(model, solver, mixing, backend=backend)
+    _, history = run(algorithm, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False, device=device)
     out = {"round": [int(r) for r in history.curve("train_loss")[0]]}
     out.update({name: [float(v) for v in history.curve(name)[1]] for name in TRAINING_METRICS})
     return out
@@ -174,7 +179,8 @@ def _same_mixing(a, b) -> bool:
 
 def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDataset, *, rounds: int, lr: float,
                    names=TRAINED_OVERLAYS, batch_size: int = 32, seed: int = 0, eval_every: int = 1,
-                   schedules: dict | None = None) -> dict:
+                   schedules: dict | None = None, model: Model | None = None, backend: str = "batched",
+                   device=None) -> dict:
     r"""Train DPASGD (2.2) on each overlay and put every round on the network's wall clock.
 
     Each overlay trains the same model from the same seed with :math:`s` = ``params.local_steps``
@@ -203,6 +209,12 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
         Evaluate every ``eval_every`` rounds (and at the end).
     schedules : dict, optional
         Precomputed :func:`matcha_schedules`.
+    model : Model, optional
+        The model every silo trains (default: multinomial logistic regression on the features).
+    backend : {"batched", "loop", "auto"}
+        The engine's local-training path.
+    device : str or torch.device, optional
+        Where to train (:func:`fedlab.engine.resolve_device`).
 
     Returns
     -------
@@ -221,6 +233,8 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
         raise ValueError("names must list at least one overlay.")
     batch_size, eval_every = check_int("batch_size", batch_size, low=1), check_int("eval_every", eval_every, low=1)
     check_int("seed", seed, low=0)
+    model = check_model(model) if model is not None else None
+    solver = LocalSGD(lr, local_steps=max(params.local_steps, 1), batch_size=batch_size)
     if any(name.startswith("matcha") for name in names):
         schedules = matcha_schedules(conn) if schedules is None else check_type("schedules", schedules, dict)
     out, trained = {"tau_ms": {}, "curves": {}}, []
@@ -231,7 +245,7 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
             mixing, clock, tau = _overlay_plan(name, conn, params, rounds)
         curves = next((c for m, c in trained if _same_mixing(m, mixing)), None)
         if curves is None:
-            curves = _train(mixing, data, rounds, lr, batch_size, max(params.local_steps, 1), seed, eval_every)
+            curves = _train(mixing, data, rounds, solver, seed, eval_every, model, backend, device)
             trained.append((mixing, curves))
         out["tau_ms"][name] = tau
         out["curves"][name] = {**curves, "time_s": [float(clock[r]) / 1000 for r in curves["round"]]}

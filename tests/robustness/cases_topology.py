@@ -81,6 +81,27 @@ def federation():
     return topology_federation(4, 0)
 
 
+def real_setting():
+    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
+    import dataclasses
+
+    from fedlab.topology.real_data import SETTINGS
+
+    return dataclasses.replace(SETTINGS["femnist"], rounds=2)
+
+
+def real_setting_dict():
+    import dataclasses
+
+    return dataclasses.asdict(real_setting())
+
+
+def mnist_setting():
+    import dataclasses
+
+    return dataclasses.replace(real_setting(), dataset="mnist")
+
+
 def ring4():
     from fedlab.mixing import local_degree_weights
 
@@ -261,4 +282,17 @@ CASES = [
     Case(f"{M}.plots.plot_bandwidths", {"conn": conn_kind(), "ax": AX}),
     Case(f"{M}.plots.plot_timeline", {"t": Arr(np.array([[0.0, 0.0], [1.0, 1.5], [2.5, 2.0]]), ndim=2, nonneg=True),
                                       "tau": Real(None, low=0, low_open=True, optional=True), "ax": AX}),
+    # ---------------------------------------------------------------- paper mode (fedlab.topology.real_data)
+    Case(f"{M}.real_data.writers_per_silo", {"n_silos": Int(22, low=1), "seed": Int(0, low=0),
+                                             "mean": Real(5.0, low=0, low_open=True), "std": Real(1.5, low=0)}),
+    Case(f"{M}.real_data.silo_data", {"setting": Obj(fresh(real_setting), extra=("femnist", mnist_setting())),
+                                      "n_silos": Int(3, low=1), "seed": Int(0, low=0)}),
+    Case(f"{M}.real_data.topology_paper_run", {"setting": Obj(fresh(real_setting_dict), extra=("femnist", [1])),
+                                               "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
+                                      "datasets": Kind(("femnist",), extra=((), ("mnist",), 3)),
+                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"settings": Kind(None, extra=(BAD_TEXT, 3, {"femnist": 3}))},
+         skip=("device",)),
 ]
