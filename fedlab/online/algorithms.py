@@ -777,11 +777,10 @@ class FEMOMD:
     # -- helpers --------------------------------------------------------------------------------
     def _log_proba(self, params: Params, x: torch.Tensor) -> torch.Tensor:
         """log p_j(y|x) for every component and sample: params (m, ...), x (C, n, ...) -> (C, m, n, classes)."""
-        c, m = x.shape[0], self.n_components
-        rows = _rows(c, m)
-        stacked = {k: v.repeat(c, *([1] * (v.dim() - 1))) for k, v in params.items()}
-        out = self.model.forward_stacked(stacked, x[rows])
-        return torch.log_softmax(out.double(), dim=-1).view(c, m, x.shape[1], -1)
+        c, n, m = x.shape[0], x.shape[1], self.n_components
+        pooled = x.reshape(1, c * n, *x.shape[2:]).expand(m, *([-1] * (x.dim() - 1)))   # every sample, per component
+        out = self.model.forward_stacked(params, pooled)                                 # (m, C n, classes)
+        return torch.log_softmax(out.double(), dim=-1).view(m, c, n, -1).transpose(0, 1)
 
     @staticmethod
     def _sync(params_rows: Params, pi_tilde: torch.Tensor, fallback: Params) -> Params:
@@ -800,6 +799,7 @@ class FEMOMD:
     def init(self, data: FederatedDataset, seed: int) -> FEMOMDState:
         check_data(self.model, data)
         params = init_stacked(self.model, self.n_components, torch_generator(seed, 0, Stream.ONLINE_INIT), same=False)
+        params = {k: v.to(data.device) for k, v in params.items()}      # drawn on the CPU: the same on every device
         log_pi = np.full((data.n_clients, self.n_components), -math.log(self.n_components))
         return FEMOMDState(params, log_pi, 0)
 
@@ -814,7 +814,7 @@ class FEMOMD:
         n_c = mask.sum(1).clamp_min(1.0)
         y = train.y.clamp_min(0)
         log_pi0 = np.full((c, m), -math.log(m)) if self.pi_init == "uniform" else state.log_pi
-        log_pt = torch.as_tensor(log_pi0)
+        log_pt = torch.as_tensor(log_pi0, device=train.x.device)
         omega = state.params
         pi_tilde = torch.exp(log_pt)
         losses = []
@@ -836,7 +836,7 @@ class FEMOMD:
             omega = {k: (t / (t + 1)) * state.params[k] + omega[k] / (t + 1) for k in omega}
         with torch.no_grad():
             logp = self._log_proba(omega, train.x)                      # (C, m, n, classes), at omega_{t+1}
-            log_pi = torch.as_tensor(state.log_pi)
+            log_pi = torch.as_tensor(state.log_pi, device=train.x.device)
             log_den = torch.logsumexp(log_pi[:, :, None, None] + logp, dim=1, keepdim=True)   # (C, 1, n, classes)
             log_ratio = logp - log_den                                  # log p_j / sum_l pi_l p_l
             if self.gradient == "model":
@@ -847,7 +847,7 @@ class FEMOMD:
                 per_sample = log_ratio.gather(-1, y[:, None, :, None].expand(c, m, -1, 1)).squeeze(-1)
             per_sample = per_sample.masked_fill(mask[:, None, :] == 0, -math.inf)
             log_neg = torch.logsumexp(per_sample, dim=-1) - torch.log(n_c)[:, None]
-        g = _grad_from_log(log_neg.numpy())
+        g = _grad_from_log(log_neg.cpu().numpy())
         if self.grad_clip is not None:
             g = np.maximum(g, -self.grad_clip)
         eta = STEP_SCHEDULES[self.schedule](t, self.horizon, m, self.lr)
@@ -866,7 +866,8 @@ class FEMOMD:
         ``x`` has shape (C, n, ...); returns probabilities (C, n, classes).
         """
         logp = self._log_proba(state.params, x)
-        return torch.exp(torch.logsumexp(torch.as_tensor(state.log_pi)[:, :, None, None] + logp, dim=1))
+        log_pi = torch.as_tensor(state.log_pi, device=logp.device)
+        return torch.exp(torch.logsumexp(log_pi[:, :, None, None] + logp, dim=1))
 
     def evaluate(self, state: FEMOMDState, data: FederatedDataset) -> dict[str, np.ndarray]:
         """``train_loss``/``train_accuracy`` and ``test_*`` of every client's mixture, arrays (C,)."""

@@ -10,10 +10,12 @@ r"""Experiments of the online-mixtures notebook (thesis §4.4.5): environments, 
 * :func:`gradient_error_breakdown`: where the gradient error of (4.42) comes from along a run;
 * :func:`separated_limit_regret`: the fully separated limit (loss :math:`\mathrm{KL}(\pi^*_t\|\pi)`), where
   Theorem 4.4.3's bound can be checked exactly (spec fact A9);
-* :class:`DigitsMixtureStream` and :func:`digits_stream_regret`: the discriminative variant on a
-  mixture-structured stream of scikit-learn's digits (the 10 classes split into m groups, per-step
-  multinomial counts as in §4.4.5.2) with the accuracy regret (4.47);
-* :func:`loglog_slope`: slope of :math:`\log R_t` against :math:`\log t` (1 = linear regret).
+* :class:`MixtureStream` and :func:`mixture_stream_regret`: the discriminative variant on a mixture-structured
+  stream of any labelled pools (the classes split into m groups, per-step multinomial counts as in §4.4.5.2) with
+  the accuracy regret (4.47) against a comparator :math:`h^*`; :class:`DigitsMixtureStream` and
+  :func:`digits_stream_regret` are its case on scikit-learn's digits (the real images: :mod:`fedlab.online.real_data`);
+* :func:`loglog_slope`: slope of :math:`\log R_t` against :math:`\log t` (1 = linear regret);
+  :func:`sublinear_from`: from which step a regret curve stays sub-linear by that slope.
 
 Every function is module level and returns JSON-serialisable dicts, so :func:`fedlab.experiments.sweep`
 can run them in worker processes.
@@ -22,19 +24,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
-from fedlab.online.algorithms import (FEMOMD, FedOMD, GaussianFEMOMD, GaussianFEMOMDState, GMMEnvironment,
+from fedlab._validation import (check_array, check_callable, check_choice, check_int, check_real, check_sequence,
+                                check_simplex, check_type)
+from fedlab.online.algorithms import (DISCRIMINATIVE_GRADIENTS, FEMOMD, FedOMD, GaussianFEMOMD, GaussianFEMOMDState,
+                                     GMMEnvironment,
                                      center_error, logged, omd_log_step, regret_curves)
 from fedlab.online.bounds import (fem_omd_regret_bound, neg_entropy_diameter, omd_inexact_regret_bound,
                                   omd_stepsize)
 from fedlab.data.digits import load_digits_arrays
 from fedlab.engine import ClientData, FederatedDataset, History, LocalSGD, run
-from fedlab.models import LinearModel
+from fedlab.models import LinearModel, Model
 
 __all__ = [
     "GMM_CENTERS",
@@ -50,13 +54,20 @@ __all__ = [
     "regret_summary",
     "gradient_error_breakdown",
     "separated_limit_regret",
+    "MixtureStream",
     "DigitsMixtureStream",
+    "REGRET_METHODS",
+    "logistic_comparator",
+    "mixture_stream_regret",
     "digits_stream_regret",
+    "sublinear_from",
 ]
 
 GMM_CENTERS = ("circle", "paper")
 DIGITS_STREAM_MODES = ("label_groups", "permutation")
 WEIGHT_PROCESSES = ("iid", "fixed")
+REGRET_METHODS = ("fem_omd", "single", "fedomd")
+"""The methods of :func:`mixture_stream_regret`: FEM-OMD, its one-component version, FedOMD."""
 
 
 # ----------------------------------------------------------------------------------------- GMM stream
@@ -418,16 +429,34 @@ def separated_limit_regret(*, n_components: int = 3, alpha: float = 0.1, horizon
             "max_grad": g_seen, "valid": bool(g_seen <= g), "eta": eta, "regret_curve": curve.tolist()}
 
 
-# ----------------------------------------------------------------------------------------- digits stream
+# ----------------------------------------------------------------------------------------- mixture streams
 
-class DigitsMixtureStream:
-    r"""A mixture-structured stream of scikit-learn's digits for the discriminative FEM-OMD (§4.4.5.2 at small scale).
+def _check_inputs(name: str, x: Any) -> np.ndarray:
+    """Model inputs: a finite numeric array of shape (N, ...), N >= 1 (its dtype kept)."""
+    x = check_array(name, x, dtype=None, finite=False)
+    if x.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold numbers, got dtype {x.dtype}.")
+    if x.ndim < 2 or len(x) == 0:
+        raise ValueError(f"{name} must have shape (N, ...) with N >= 1 samples, got {x.shape}.")
+    return check_array(name, x, dtype=None)
 
-    The 1797 images are split once into a training pool (75 %) and a test pool. The m base distributions are
 
-    * ``"label_groups"`` (the thesis's construction): the 10 classes cut into m random groups; component j
-      draws an image of a class in group j (label shift);
-    * ``"permutation"``: component j draws any image and relabels it with a fixed permutation
+def _check_pool(name: str, pool: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A pool ``(x, y)``: ``x`` of shape (N, ...) and integer labels ``y`` >= 0 of shape (N,), N >= 1."""
+    check_sequence(name, pool, size=2)
+    x = _check_inputs(f"{name}[0]", pool[0])
+    y = check_array(f"{name}[1]", pool[1], shape=(len(x),), nonnegative=True, dtype=np.int64)
+    return x, y
+
+
+class MixtureStream:
+    r"""A mixture-structured stream over any labelled pools, for the discriminative FEM-OMD (§4.4.5.2).
+
+    The training pool ``train = (x, y)`` and the test pool ``test`` are split into m base distributions:
+
+    * ``"label_groups"`` (the thesis's construction): the ``n_classes`` classes cut into m random groups; component j
+      draws a sample of a class in group j (label shift);
+    * ``"permutation"``: component j draws any sample and relabels it with a fixed permutation
       :math:`\sigma_j` of the classes (:math:`\sigma_0` = identity; concept shift, a single model cannot fit it).
 
     At step t client c has weights :math:`\pi^*_{t,c}\sim\mathrm{Dir}(\alpha 1_m)` — drawn afresh at every step
@@ -440,10 +469,14 @@ class DigitsMixtureStream:
 
     Parameters
     ----------
+    train, test : (x, y)
+        Pools: ``x`` of shape (N, ...) (the model's input), ``y`` integer labels of shape (N,).
+    n_classes : int, optional
+        Default: the largest label + 1. Every component needs a sample in both pools.
     n_clients : int
         C (10 in the thesis).
     n_components : int
-        m in [1, 10] (4 in the thesis).
+        m in [1, n_classes] (4 in the thesis).
     n_samples, n_test : int
         n >= 1 training and n' >= 1 test samples per client and step (6 and 1 for MNIST in the thesis).
     alpha : float
@@ -451,86 +484,106 @@ class DigitsMixtureStream:
     mode : {"label_groups", "permutation"}
     weights : {"iid", "fixed"}
     seed : int
+    groups_rng : numpy Generator, optional
+        Draws the class groups (or permutations); default ``numpy_rng(seed, 0, Stream.ONLINE_POOL)``.
     """
 
-    def __init__(self, *, n_clients: int = 10, n_components: int = 4, n_samples: int = 6, n_test: int = 1,
-                 alpha: float = 0.1, mode: str = "label_groups", weights: str = "iid", seed: int = 0) -> None:
+    def __init__(self, train: Any, test: Any, *, n_classes: int | None = None, n_clients: int = 10,
+                 n_components: int = 4, n_samples: int = 6, n_test: int = 1, alpha: float = 0.1,
+                 mode: str = "label_groups", weights: str = "iid", seed: int = 0,
+                 groups_rng: np.random.Generator | None = None) -> None:
+        (self.x_train, self.y_train), (self.x_test, self.y_test) = _check_pool("train", train), _check_pool("test", test)
+        top = int(max(self.y_train.max(), self.y_test.max())) + 1
+        self.n_classes = top if n_classes is None else check_int("n_classes", n_classes, low=max(top, 1))
         self.n_clients = check_int("n_clients", n_clients, low=1)
-        self.n_components = check_int("n_components", n_components, low=1, high=10)
+        self.n_components = check_int("n_components", n_components, low=1, high=self.n_classes)
         self.n_samples = check_int("n_samples", n_samples, low=1)
         self.n_test = check_int("n_test", n_test, low=1)
         self.alpha = check_real("alpha", alpha, low=0, low_open=True)
         self.mode = check_choice("mode", mode, DIGITS_STREAM_MODES)
         self.weight_process = check_choice("weights", weights, WEIGHT_PROCESSES)
         self.seed = check_int("seed", seed, low=0)
+        if groups_rng is not None and not isinstance(groups_rng, np.random.Generator):
+            raise TypeError(f"groups_rng must be a numpy Generator, got {type(groups_rng).__name__}.")
+        rng = numpy_rng(self.seed, 0, Stream.ONLINE_POOL) if groups_rng is None else groups_rng
         self._cache: dict[int, dict] = {}
-        x, y = load_digits_arrays()
-        self.x, self.y = x.astype(np.float32), y.astype(np.int64)
-        rng = numpy_rng(self.seed, 0, Stream.ONLINE_POOL)
-        perm = rng.permutation(len(y))
-        cut = int(0.75 * len(y))
-        self.train_pool, self.test_pool = np.sort(perm[:cut]), np.sort(perm[cut:])
-        m = self.n_components
+        self._components(rng)
+
+    def _components(self, rng: np.random.Generator) -> None:
+        """Draw the class groups (or permutations) and index each component's samples in both pools."""
+        m, k = self.n_components, self.n_classes
         if self.mode == "label_groups":
-            self.groups = np.zeros(10, dtype=np.int64)
-            for g, members in enumerate(np.array_split(rng.permutation(10), m)):
+            self.groups = np.zeros(k, dtype=np.int64)
+            for g, members in enumerate(np.array_split(rng.permutation(k), m)):
                 self.groups[members] = g
-            self.permutations = np.tile(np.arange(10), (m, 1))
-            member = [self.groups[self.y] == j for j in range(m)]
+            self.permutations = np.tile(np.arange(k), (m, 1))
+            member = lambda y, j: np.flatnonzero(self.groups[y] == j)
         else:
             self.groups = None
-            perms = [np.arange(10)]
+            perms = [np.arange(k)]
             while len(perms) < m:
-                p = rng.permutation(10)
+                p = rng.permutation(k)
                 if not any(np.array_equal(p, q) for q in perms):
                     perms.append(p)
             self.permutations = np.stack(perms)
-            member = [np.ones(len(y), dtype=bool)] * m
-        self._pools = {"train": [self.train_pool[member[j][self.train_pool]] for j in range(m)],
-                       "test": [self.test_pool[member[j][self.test_pool]] for j in range(m)]}
+            member = lambda y, j: np.arange(len(y))
+        self._pools = {"train": [member(self.y_train, j) for j in range(m)],
+                       "test": [member(self.y_test, j) for j in range(m)]}
+        for pool, parts in self._pools.items():
+            empty = [j for j, idx in enumerate(parts) if len(idx) == 0]
+            if empty:
+                raise ValueError(f"{pool} has no sample of component(s) {empty} (classes "
+                                 f"{np.flatnonzero(np.isin(self.groups, empty)).tolist()}).")
 
     def weights(self, t: int) -> np.ndarray:
         r""":math:`\pi^*_{t,c}` of every client, shape (C, m)."""
         t = check_int("t", t, low=0)
         key = t if self.weight_process == "iid" else 0
         w = numpy_rng(self.seed, key, Stream.ONLINE_WEIGHTS).dirichlet(np.full(self.n_components, self.alpha),
-                                                               size=self.n_clients)
+                                                                       size=self.n_clients)
         w = np.maximum(w, 1e-12)
         return w / w.sum(1, keepdims=True)
 
-    def _draw(self, rng: np.random.Generator, pi: np.ndarray, n: int, pool: str):
+    def _draw(self, rng: np.random.Generator, pi: np.ndarray, n: int, pool: str) -> tuple[np.ndarray, np.ndarray]:
         counts = rng.multinomial(n, pi)
         idx, comp = [], []
         for j, k in enumerate(counts):
             if k:
                 idx.append(rng.choice(self._pools[pool][j], size=k, replace=True))
                 comp.append(np.full(k, j))
-        idx, comp = np.concatenate(idx), np.concatenate(comp)
-        return self.x[idx], self.permutations[comp, self.y[idx]], comp
+        return np.concatenate(idx), np.concatenate(comp)
+
+    def _indices(self, t: int) -> dict:
+        """Pool indices and components of step t's draws (cached: the images are gathered on demand)."""
+        if t not in self._cache:
+            pi = self.weights(t)
+            rng = numpy_rng(self.seed, t, Stream.ONLINE_DRAW)
+            out = {"train": [], "test": []}
+            for c in range(self.n_clients):
+                out["train"].append(self._draw(rng, pi[c], self.n_samples, "train"))
+                out["test"].append(self._draw(rng, pi[c], self.n_test, "test"))
+            self._cache[t] = out
+        return self._cache[t]
 
     def samples(self, t: int) -> dict:
         """The raw draws of step t: lists (one per client) of ``x``, ``y``, ``z`` (component) for train and test."""
-        if t in self._cache:
-            return self._cache[t]
-        pi = self.weights(t)
-        rng = numpy_rng(self.seed, t, Stream.ONLINE_DRAW)
+        t = check_int("t", t, low=0)
         out = {k: [] for k in ("x", "y", "z", "x_test", "y_test", "z_test")}
-        for c in range(self.n_clients):
-            for suffix, n, pool in (("", self.n_samples, "train"), ("_test", self.n_test, "test")):
-                x, y, z = self._draw(rng, pi[c], n, pool)
-                out["x" + suffix].append(x)
-                out["y" + suffix].append(y)
-                out["z" + suffix].append(z)
-        self._cache[t] = out
+        for suffix, pool, x, y in (("", "train", self.x_train, self.y_train),
+                                   ("_test", "test", self.x_test, self.y_test)):
+            for idx, comp in self._indices(t)[pool]:
+                out["x" + suffix].append(x[idx])
+                out["y" + suffix].append(self.permutations[comp, y[idx]])
+                out["z" + suffix].append(comp)
         return out
 
     def __call__(self, t: int) -> FederatedDataset:
         s = self.samples(t)
         return FederatedDataset(ClientData.from_arrays(s["x"], s["y"]),
-                                ClientData.from_arrays(s["x_test"], s["y_test"]), 10)
+                                ClientData.from_arrays(s["x_test"], s["y_test"]), self.n_classes)
 
     def pooled(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
-        """All training samples of steps ``0..horizon-1``, pooled over clients: ``(x (N, 64), y (N,))``."""
+        """All training samples of steps ``0..horizon-1``, pooled over clients: ``(x (N, ...), y (N,))``."""
         horizon = check_int("horizon", horizon, low=1)
         xs, ys = [], []
         for t in range(horizon):
@@ -540,9 +593,118 @@ class DigitsMixtureStream:
         return np.concatenate(xs), np.concatenate(ys)
 
 
+class DigitsMixtureStream(MixtureStream):
+    r""":class:`MixtureStream` on scikit-learn's digits (§4.4.5.2 at small scale).
+
+    The 1797 images (64 features in [0, 1]) are split once into a training pool (75 %) and a test pool, with the
+    generator that then draws the class groups (so a seed gives the same stream as before the generalisation).
+    ``x``/``y`` hold all the images, ``train_pool``/``test_pool`` the indices of each pool in them.
+
+    Parameters
+    ----------
+    n_clients, n_components, n_samples, n_test, alpha, mode, weights, seed
+        As :class:`MixtureStream` (``n_components`` in [1, 10]).
+    """
+
+    def __init__(self, *, n_clients: int = 10, n_components: int = 4, n_samples: int = 6, n_test: int = 1,
+                 alpha: float = 0.1, mode: str = "label_groups", weights: str = "iid", seed: int = 0) -> None:
+        seed = check_int("seed", seed, low=0)
+        x, y = load_digits_arrays()
+        self.x, self.y = x.astype(np.float32), y.astype(np.int64)
+        rng = numpy_rng(seed, 0, Stream.ONLINE_POOL)
+        perm = rng.permutation(len(y))
+        cut = int(0.75 * len(y))
+        self.train_pool, self.test_pool = np.sort(perm[:cut]), np.sort(perm[cut:])
+        super().__init__((self.x[self.train_pool], self.y[self.train_pool]),
+                         (self.x[self.test_pool], self.y[self.test_pool]), n_classes=10, n_clients=n_clients,
+                         n_components=n_components, n_samples=n_samples, n_test=n_test, alpha=alpha, mode=mode,
+                         weights=weights, seed=seed, groups_rng=rng)
+
+
 def _accuracy_curves(history) -> np.ndarray:
     """Per step and client accuracy of the played model on the step's test samples, shape (T, C)."""
     return np.stack(history.clients["test_accuracy"])
+
+
+def logistic_comparator(x: Any, y: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """:math:`h^*` of the digits stream: one softmax regression (scikit-learn, default :math:`L_2` penalty) fitted
+    on ``(x, y)``; returns its ``predict``."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = _check_inputs("x", x)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (N, d), got {x.shape}.")
+    y = check_array("y", y, shape=(x.shape[0],), dtype=np.int64)
+    return LogisticRegression(max_iter=300).fit(x, y).predict
+
+
+def _comparator_accuracy(stream: MixtureStream, predict: Callable, horizon: int) -> np.ndarray:
+    r""":math:`\mathrm{Acc}(h^*, \mathcal S'_{t,c})` of every step and client, shape (T, C)."""
+    tests = [(x, y) for t in range(horizon) for x, y in zip(stream.samples(t)["x_test"], stream.samples(t)["y_test"])]
+    hits = np.asarray(predict(np.concatenate([x for x, _ in tests]))) == np.concatenate([y for _, y in tests])
+    comp = np.array([h.mean() for h in np.split(hits, np.cumsum([len(y) for _, y in tests])[:-1])])
+    return comp.reshape(horizon, stream.n_clients)
+
+
+def _regret_entry(comp: np.ndarray, acc: np.ndarray, horizon: int) -> dict:
+    return {"regret": np.cumsum((comp - acc).mean(1)).tolist(), "accuracy": acc.mean(1).tolist(),
+            "mean_accuracy": float(acc[horizon // 2:].mean())}
+
+
+def mixture_stream_regret(stream: MixtureStream, *, model: Callable[[], Model], comparator: Callable,
+                          horizon: int = 100, methods=REGRET_METHODS, lr: float = 1.0, lr_em: float = 0.5,
+                          local_steps: int = 1, batch_size: int = 6, n_em_steps: int = 1, average: str = "last",
+                          gradient: str = "model", lr_fedomd: float | None = None, seed: int = 0,
+                          device=None) -> dict:
+    r"""Discriminative FEM-OMD, its one-component version and FedOMD on ``stream``: the accuracy regret (4.47).
+
+    :math:`R'_{t,c} = \sum_{s\le t}\mathrm{Acc}(h^*, \mathcal S'_{s,c}) - \mathrm{Acc}(h_{s,c}, \mathcal S'_{s,c})`
+    with :math:`h^*` = ``comparator(x, y)`` (a ``predict`` function) fitted on every training sample of the horizon,
+    pooled (:meth:`MixtureStream.pooled`). ``"fem_omd"`` is :class:`~fedlab.online.algorithms.FEMOMD` with the
+    stream's m components (OMD step ``lr``, M-step SGD ``lr_em``); ``"single"`` the same with ``m = 1`` (one global
+    model updated online with a constant step); ``"fedomd"`` the thesis's baseline
+    :class:`~fedlab.online.algorithms.FedOMD` (Euclidean mirror map, :math:`\eta_t = \eta_0/\sqrt t`,
+    :math:`\eta_0` = ``lr_fedomd``, default ``lr_em``). Every method starts from ``model()``'s initialisation for
+    ``seed`` and runs online on the engine (``order="evaluate_first"``, on ``device``).
+
+    Returns
+    -------
+    dict
+        ``t``; per method of ``methods``: ``regret`` (mean over clients, cumulative), ``accuracy`` (per step, mean
+        over clients) and ``mean_accuracy`` (over the second half of the horizon); ``comparator_accuracy`` (mean of
+        :math:`h^*` over all test draws); with ``"fem_omd"``, ``final_weights`` (:math:`\pi_{T,c}`, (C, m)).
+    """
+    check_type("stream", stream, MixtureStream)
+    check_callable("model", model)
+    check_callable("comparator", comparator)
+    horizon = check_int("horizon", horizon, low=1)
+    methods = [check_choice("methods", name, REGRET_METHODS)
+               for name in check_sequence("methods", methods, nonempty=True)]
+    check_real("lr", lr, low=0, low_open=True)
+    check_real("lr_em", lr_em, low=0, low_open=True)
+    lr_fedomd = lr_em if lr_fedomd is None else check_real("lr_fedomd", lr_fedomd, low=0, low_open=True)
+    solver = LocalSGD(lr=lr_em, local_steps=local_steps, batch_size=batch_size)
+    check_int("n_em_steps", n_em_steps, low=1)
+    check_choice("average", average, ("running", "last"))
+    check_choice("gradient", gradient, DISCRIMINATIVE_GRADIENTS)
+    seed = check_int("seed", seed, low=0)
+    out: dict[str, Any] = {"t": list(range(1, horizon + 1))}
+    comp = _comparator_accuracy(stream, comparator(*stream.pooled(horizon)), horizon)
+    out["comparator_accuracy"] = float(comp.mean())
+    for name in REGRET_METHODS:
+        if name not in methods:
+            continue
+        if name == "fedomd":
+            algo = FedOMD(model(), replace(solver, lr=lr_fedomd), backend="batched")
+        else:
+            algo = FEMOMD(model(), solver, n_components=stream.n_components if name == "fem_omd" else 1, lr=lr,
+                          n_em_steps=n_em_steps, average=average, gradient=gradient, backend="batched")
+        state, history = run(algo, stream, rounds=horizon, seed=seed, order="evaluate_first", progress=False,
+                             device=device)
+        out[name] = _regret_entry(comp, _accuracy_curves(history), horizon)
+        if name == "fem_omd":
+            out["final_weights"] = state.weights.tolist()
+    return out
 
 
 def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_samples: int = 6, n_test: int = 1,
@@ -551,55 +713,49 @@ def digits_stream_regret(*, n_components: int = 4, n_clients: int = 10, n_sample
                          lr_em: float = 0.5, local_steps: int = 1, batch_size: int = 6, n_em_steps: int = 1,
                          average: str = "last", gradient: str = "model", lr_fedomd: float | None = None,
                          seed: int = 0) -> dict:
-    r"""Discriminative FEM-OMD (m components) and its one-component version on :class:`DigitsMixtureStream`.
+    r""":func:`mixture_stream_regret` on :class:`DigitsMixtureStream` with softmax regressions (64 -> 10).
 
-    Models are softmax regressions (64 -> 10). The accuracy regret (4.47) is
-    :math:`R'_{t,c} = \sum_{s\le t}\mathrm{Acc}(h^*, \mathcal S'_{s,c}) - \mathrm{Acc}(h_{s,c}, \mathcal S'_{s,c})`,
-    where
     :math:`h^*` is one softmax regression fitted (scikit-learn, default :math:`L_2` penalty) on every training
-    sample of the horizon, pooled — our reading of "the optimal model trained on the aggregated samples".
-    The one-component run (``m = 1``: a single global model updated online with ``local_sgd``, constant step
-    ``lr_em``, and server averaging) is the no-mixture reference. ``"fedomd"`` is the thesis's baseline,
-    :class:`~fedlab.online.algorithms.FedOMD` with the Euclidean mirror map: the same single global model with
-    the decaying step :math:`\eta_t = \eta_0/\sqrt t`, :math:`\eta_0` = ``lr_fedomd`` (default ``lr_em``).
+    sample of the horizon, pooled (:func:`logistic_comparator`) — our reading of "the optimal model trained on the
+    aggregated samples". The one-component run (``"single"``: a single global model updated online with
+    ``local_sgd``, constant step ``lr_em``, and server averaging) is the no-mixture reference; ``"fedomd"`` is the
+    thesis's baseline, :class:`~fedlab.online.algorithms.FedOMD` with the Euclidean mirror map and the decaying step
+    :math:`\eta_t = \eta_0/\sqrt t`, :math:`\eta_0` = ``lr_fedomd`` (default ``lr_em``).
 
     Returns
     -------
     dict
-        ``t``; per method (``"fem_omd"``, ``"single"``, ``"fedomd"``): ``regret`` (mean over clients, cumulative),
-        ``accuracy`` (per step, mean over clients) and ``mean_accuracy`` (over the second half of the horizon);
-        ``comparator_accuracy`` (mean of :math:`h^*` over all test draws); ``final_weights`` (:math:`\pi_{T,c}`
-        of the m-component run, (C, m)).
+        As :func:`mixture_stream_regret`, with the three methods.
     """
-    from sklearn.linear_model import LogisticRegression
-
     stream = DigitsMixtureStream(n_clients=n_clients, n_components=n_components, n_samples=n_samples, n_test=n_test,
                                  alpha=alpha, mode=mode, weights=weights, seed=seed)
-    horizon = check_int("horizon", horizon, low=1)
-    check_real("lr_em", lr_em, low=0, low_open=True)
-    lr_fedomd = lr_em if lr_fedomd is None else check_real("lr_fedomd", lr_fedomd, low=0, low_open=True)
-    solver = LocalSGD(lr=lr_em, local_steps=local_steps, batch_size=batch_size)
-    out: dict[str, Any] = {"t": list(range(1, horizon + 1))}
-    x_all, y_all = stream.pooled(horizon)
-    h_star = LogisticRegression(max_iter=300).fit(x_all, y_all)
-    tests = [(x, y) for t in range(horizon) for x, y in zip(stream.samples(t)["x_test"], stream.samples(t)["y_test"])]
-    hits = h_star.predict(np.concatenate([x for x, _ in tests])) == np.concatenate([y for _, y in tests])
-    comp = np.array([h.mean() for h in np.split(hits, np.cumsum([len(y) for _, y in tests])[:-1])])
-    comp = comp.reshape(horizon, n_clients)
-    out["comparator_accuracy"] = float(comp.mean())
-    for name, m in (("fem_omd", n_components), ("single", 1)):
-        algo = FEMOMD(LinearModel(64, 10), solver, n_components=m, lr=lr, n_em_steps=n_em_steps, average=average,
-                      gradient=gradient, backend="batched")
-        state, history = run(algo, stream, rounds=horizon, seed=seed, order="evaluate_first", progress=False)
-        acc = _accuracy_curves(history)
-        half = slice(horizon // 2, None)
-        out[name] = {"regret": np.cumsum((comp - acc).mean(1)).tolist(), "accuracy": acc.mean(1).tolist(),
-                     "mean_accuracy": float(acc[half].mean())}
-        if name == "fem_omd":
-            out["final_weights"] = state.weights.tolist()
-    fedomd = FedOMD(LinearModel(64, 10), replace(solver, lr=lr_fedomd), backend="batched")
-    _, history = run(fedomd, stream, rounds=horizon, seed=seed, order="evaluate_first", progress=False)
-    acc = _accuracy_curves(history)
-    out["fedomd"] = {"regret": np.cumsum((comp - acc).mean(1)).tolist(), "accuracy": acc.mean(1).tolist(),
-                     "mean_accuracy": float(acc[horizon // 2:].mean())}
-    return out
+    return mixture_stream_regret(stream, model=lambda: LinearModel(64, 10), comparator=logistic_comparator,
+                                 horizon=horizon, lr=lr, lr_em=lr_em, local_steps=local_steps, batch_size=batch_size,
+                                 n_em_steps=n_em_steps, average=average, gradient=gradient, lr_fedomd=lr_fedomd,
+                                 seed=seed)
+
+
+def sublinear_from(t: Any, values: Any, *, linear: float = 0.8, start: float = 0.25, every: int | None = None):
+    r"""The first checkpoint from which a regret curve reads as sub-linear up to the horizon, or ``None``.
+
+    At checkpoint :math:`\tau` the curve is *sub-linear* when its log-log slope on :math:`[\text{start}\cdot\tau,
+    \tau]` (:func:`loglog_slope` of the curve cut at :math:`\tau`) is below ``linear`` (0.8: the notebook's rule), or
+    when :math:`R_\tau \le 0`; a window where the regret turns positive is not. Checkpoints are every ``every``
+    steps (default :math:`\max(1, \lfloor T/100\rfloor)`) from the fourth step on, and T. Returns the smallest
+    checkpoint from which every later checkpoint is sub-linear (``None``: not sub-linear at T).
+    """
+    t = check_array("t", t, ndim=1)
+    v = check_array("values", values, shape=t.shape)
+    linear = check_real("linear", linear, low=0, low_open=True)
+    start = check_real("start", start, low=0, high=1, high_open=True)
+    if len(t) < 2 or np.any(np.diff(t) <= 0) or t[0] <= 0:
+        raise ValueError("t must hold at least two positive, increasing times.")
+    every = max(1, len(t) // 100) if every is None else check_int("every", every, low=1)
+    ends = sorted({i for i in range(every - 1, len(t), every) if i >= min(3, len(t) - 1)} | {len(t) - 1})
+    found = None
+    for i in ends:
+        window = t[: i + 1] >= start * t[i]
+        slope = loglog_slope(t[: i + 1], v[: i + 1], start=start) if window.sum() >= 2 else float("nan")
+        ok = bool(v[i] <= 0 or slope < linear)
+        found = (found if found is not None else int(t[i])) if ok else None
+    return found

@@ -8,7 +8,10 @@ from fedlab.online.bounds import fem_omd_regret_bound, regret_crossover_horizon
 from fedlab.plots import plot_curves
 from fedlab.plots import figure_axes
 
-__all__ = ["plot_regret", "plot_regret_panels", "plot_regret_bounds", "plot_weight_paths"]
+__all__ = ["plot_regret", "plot_regret_panels", "plot_regret_bounds", "plot_weight_paths", "plot_paper_regret"]
+
+PAPER_LABELS = {"fem_omd": "FEM-OMD", "fedomd": "FedOMD"}
+"""The methods of the paper-mode figure (Fig. 4.10) and their labels."""
 
 
 def plot_regret(curves: dict, *, bounds: dict | None = None, ax=None, loglog: bool = False, per_step: bool = False,
@@ -207,3 +210,31 @@ def plot_weight_paths(pi, pi_star, *, ax=None, window: int = 20, title: str | No
     ax.set_title(title or default, fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
     return fig, {"t": t, "pi": p, "pi_star": ps, "pi_star_smooth": smooth}
+
+
+def plot_paper_regret(results: dict, *, axes=None, loglog: bool = False):
+    r"""Fig. 4.10 on the real data: per setting of :func:`fedlab.online.real_data.run_paper`'s ``results``, the
+    accuracy regret :math:`\bar R'_t` (4.47) of FEM-OMD and FedOMD (mean ± std over seeds), by
+    :func:`plot_regret_panels`.
+
+    Returns
+    -------
+    fig, data
+        As :func:`plot_regret_panels`, one panel per setting.
+    """
+    check_type("results", results, dict)
+    if not results:
+        raise ValueError("results must hold at least one setting (run_paper's output).")
+    panels = {}
+    for name, entry in results.items():
+        mean = entry.get("mean") if isinstance(entry, dict) else None
+        if not isinstance(mean, dict) or any(not isinstance(mean.get(m), dict) for m in PAPER_LABELS):
+            raise ValueError(f"results[{name!r}] must be run_paper's entry, with FEM-OMD's and FedOMD's curves.")
+        title = f"{name}: {len(entry.get('seeds', []))} seed(s), h* accuracy {mean['comparator_accuracy']:.2f}"
+        panels[title] = {label: (np.asarray(mean["t"], float), mean[m]["regret_runs"])
+                         for m, label in PAPER_LABELS.items()}
+    fig, data = plot_regret_panels(panels, axes=axes, loglog=loglog,
+                                   suptitle="Fig. 4.10 on the real data: accuracy regret (4.47)")
+    for ax in fig.axes[:len(panels)]:
+        ax.set_ylabel(r"accuracy regret $\bar R'_t$")
+    return fig, data

@@ -233,3 +233,94 @@ CASES = [
                                           "pi_star": Arr(np.full((3, 2), 0.5), nonneg=True, ndim=2, also=("pi",)),
                                           "ax": AX, "window": Int(2, low=1)}),
 ]
+
+
+# ---------------------------------------------------------------- mixture streams on any pools, paper mode (Fig. 4.10)
+_RNG = np.random.default_rng(0)
+X_POOL, Y_POOL = _RNG.random((20, 1, 2, 2), dtype=np.float32), np.arange(20) % 10
+POOLS = ((X_POOL, Y_POOL), (X_POOL[:10], Y_POOL[:10]))
+BAD_POOLS = ((X_POOL, Y_POOL[:-1]), (X_POOL,), [1], (X_POOL[:, 0, 0, 0], Y_POOL), (X_POOL, Y_POOL - 1.5),
+             (X_POOL, np.zeros(20, dtype=int)))
+
+
+@functools.cache
+def mixture_stream():
+    from fedlab.online.experiments import MixtureStream
+
+    return MixtureStream(*POOLS, n_clients=2, n_components=2, n_samples=3)
+
+
+def paper_setting():
+    import dataclasses
+
+    from fedlab.online.real_data import SETTINGS
+
+    s = SETTINGS["mnist"]
+    return dataclasses.replace(s, clients=2, rounds=2, seeds=1,
+                               loader={**s.loader, "comparator": {**s.loader["comparator"], "epochs": 1}})
+
+
+def paper_results():
+    curve = {"regret": [0.5, 0.8, 1.0], "regret_runs": [[0.5, 0.8, 1.0]], "accuracy": [0.5] * 3, "mean_accuracy": 0.5}
+    return {"mnist": {"seeds": [0], "mean": {"t": [1, 2, 3], "comparator_accuracy": 0.9, "fem_omd": curve,
+                                             "fedomd": curve}}}
+
+
+def _paper_pools():
+    from fedlab.paper import DATA_SHAPES
+
+    rng = np.random.default_rng(0)
+    return tuple((rng.random((n, *DATA_SHAPES["mnist"][0]), dtype=np.float32), np.arange(n) % 10) for n in (20, 10))
+
+
+def _comparator(x, y):
+    return lambda inputs: np.zeros(len(inputs), dtype=int)
+
+
+CASES += [
+    Case(f"{M}.experiments.MixtureStream", {
+        "train": Obj(POOLS[0], extra=BAD_POOLS), "test": Obj(POOLS[1], extra=BAD_POOLS),
+        "n_classes": Int(None, low=10, optional=True), "n_clients": Int(2, low=1),
+        "n_components": Int(2, low=1, high=10), "n_samples": Int(3, low=1), "n_test": Int(1, low=1),
+        "alpha": Real(0.1, low=0, low_open=True), "mode": Choice("label_groups"), "weights": Choice("iid"),
+        "seed": Int(0, low=0), "groups_rng": Obj(None, optional=True, extra=(1.5,))}),
+    Case(f"{M}.experiments.mixture_stream_regret", {
+        "stream": Obj(fresh(mixture_stream)), "model": Obj(lambda: __import__("fedlab.models", fromlist=["LinearModel"]).LinearModel(4, 10)),
+        "comparator": Obj(_comparator), "horizon": Int(2, low=1),
+        "methods": Kind(("fedomd",), extra=((BAD_TEXT,), (), 3)),
+        "lr": Real(1.0, low=0, low_open=True), "lr_em": Real(0.5, low=0, low_open=True),
+        "local_steps": Int(1, low=1), "batch_size": Int(3, low=1), "n_em_steps": Int(1, low=1),
+        "average": Choice("last"), "gradient": Choice("model"),
+        "lr_fedomd": Real(None, low=0, low_open=True, optional=True), "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.experiments.logistic_comparator", {"x": Arr(np.eye(4), ndim=2),
+                                                  "y": Arr(np.arange(4), integer=True, link=True, also=("x",))}),
+    Case(f"{M}.experiments.sublinear_from", {"t": Arr(np.arange(1.0, 9.0), positive=True, ndim=1, link=True,
+                                                      also=("values",)),
+                                             "values": Arr(np.sqrt(np.arange(1.0, 9.0)), link=True, also=("t",)),
+                                             "linear": Real(0.8, low=0, low_open=True),
+                                             "start": Real(0.25, low=0, high=1, high_open=True),
+                                             "every": Int(None, low=1, optional=True)}),
+    Case(f"{M}.plots.plot_paper_regret", {"results": Obj(fresh(paper_results), extra=({}, {"mnist": 3}, [1],
+                                                                                       {"mnist": {"mean": {}}})),
+                                          "axes": Kind(None, extra=(BAD_TEXT, 3)), "loglog": Flag(False)}),
+    Case(f"{M}.real_data.paper_stream", {"setting": Obj(fresh(paper_setting), extra=({"dataset": "mnist"},)),
+                                         "seed": Int(0, low=0),
+                                         "pools": Obj(fresh(_paper_pools), optional=True, also=("train", "test"),
+                                                      extra=((1, 2), BAD_POOLS[:2]))}),
+    Case(f"{M}.real_data.train_central", {
+        "model": Obj(fresh(lambda: __import__("fedlab.models", fromlist=["LinearModel"]).LinearModel(4, 2))), "x": Arr(np.eye(4, dtype=np.float32), also=("y",)),
+        "y": Arr(np.array([0, 1, 0, 1]), integer=True, nonneg=True, link=True, also=("x",)),
+        "epochs": Int(1, low=1), "batch_size": Int(2, low=1), "lr": Real(0.1, low=0, low_open=True),
+        "momentum": Real(0.0, low=0, high=1, high_open=True), "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.real_data.online_paper_run", {
+        "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(paper_setting())),
+                       extra=("mnist", [1], {"dataset": "mnist"})),
+        "seed": Int(0, low=0)}, skip=("device",)),
+    Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
+                                      "datasets": Kind(("mnist",), extra=((), ("femnist",), 3)),
+                                      "settings": Kind(None, extra=(BAD_TEXT, 3, {"mnist": 3}))},
+         skip=("device", "store")),
+    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1], {"mnist": 3}))}),
+    Case(f"{M}.real_data.expected_seconds", {"settings": Kind(None, extra=(BAD_TEXT, 3, {"mnist": 3}))},
+         skip=("device",)),
+]
