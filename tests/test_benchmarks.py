@@ -1,0 +1,35 @@
+"""The benchmark scripts' command lines (their measurements are not tests)."""
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_paper_times_covers_every_notebook_with_a_paper_mode():
+    with_paper_mode = {path.stem for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
+                       if json.loads(path.read_text())["metadata"].get("fedlab", {}).get("paper_data")}
+    chapters = _load("paper_times").CHAPTERS
+    assert set(chapters) == with_paper_mode
+    for package in chapters.values():
+        assert callable(importlib.import_module(f"fedlab.{package}.real_data").expected_seconds)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("script", ["paper_times", "engine"])
+def test_asking_for_an_absent_gpu_says_so(script):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), "--device", "cuda"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "nothing to measure on it here" in done.stderr
