@@ -218,7 +218,7 @@ class SFedPO:
         for t in range(1, data.n_steps + 1):
             # round(alpha_{n, m_t} D) fresh samples of the current state for each participant, 0 for the others
             sizes = np.where(mask, np.rint(alpha[rows, steps[:, t - 1]] * data.capacity), 0).astype(np.int64)
-            fresh = data._fresh(r, t, sizes)
+            fresh = data.fresh(r, t, sizes)
             rng = numpy_rng(seed, r, Stream.SFEDPO_EVICT, t)
             for n in chosen:
                 if fresh[n] is not None:  # None: the ratio of the current state is 0 (e.g. a state the forecast missed)

@@ -885,12 +885,9 @@ class TemporalShiftDataset(FederatedDataset):
         """
         step = check_int("step", step, low=1, high=self.n_steps)
         sizes = check_array("sizes", sizes, shape=(self.n_clients,), nonnegative=True, dtype=np.int64)
-        return self._fresh(self._round(round_), step, sizes)
-
-    def _fresh(self, round_: int, step: int, sizes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, int] | None]:
+        round_ = self._round(round_)
         states = self.step_states(round_)[:, step - 1]
         cdf = np.cumsum(self.space.class_dist, axis=1)
-        space, cap = self.space, self.capacity
         out = []
         for n, k in enumerate(sizes):
             if k == 0:
@@ -898,11 +895,17 @@ class TemporalShiftDataset(FederatedDataset):
                 continue
             m = int(states[n])
             rng = numpy_rng(self.seed, Stream.SFEDPO_FRESH, round_, step, n)
-            u = rng.random(max(cap, int(k)))[:k]  # a fixed-length draw first: later draws do not depend on k
-            y = np.minimum(np.searchsorted(cdf[m], u, side="right"), space.n_classes - 1)
-            x = space.means[y] + space.shifts[m] + space.noise * rng.standard_normal((int(k), space.dim))
-            out.append((x.astype(np.float32), y.astype(np.int64), m))
+            u = rng.random(max(self.capacity, int(k)))[:k]  # a fixed-length draw first: later draws do not depend on k
+            y = np.minimum(np.searchsorted(cdf[m], u, side="right"), self.space.n_classes - 1)
+            out.append((self.features(y, m, rng), y.astype(np.int64), m))
         return out
+
+    def features(self, y: np.ndarray, state: int, rng: np.random.Generator) -> np.ndarray:
+        """Features of fresh samples with labels ``y`` in ``state``, drawn with ``rng`` (float32, (len(y), dim)):
+        the class mean, the state's shift and Gaussian noise. Environments on real data override it."""
+        space = self.space
+        x = space.means[y] + space.shifts[state] + space.noise * rng.standard_normal((len(y), space.dim))
+        return x.astype(np.float32)
 
     def initial_bank(self, rule: str = "random") -> BufferBank:
         """The initial buffers (``train``) as a :class:`BufferBank` with update rule ``rule``."""

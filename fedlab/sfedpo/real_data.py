@@ -82,21 +82,9 @@ class _ImageTemporalShift(TemporalShiftDataset):
     pool_x: np.ndarray | None = None
     pool_index: tuple | None = None
 
-    def _fresh(self, round_: int, step: int, sizes: np.ndarray) -> list:
-        states = self.step_states(round_)[:, step - 1]
-        cdf = np.cumsum(self.space.class_dist, axis=1)
-        out = []
-        for n, k in enumerate(sizes):
-            if k == 0:
-                out.append(None)
-                continue
-            m = int(states[n])
-            rng = numpy_rng(self.seed, Stream.SFEDPO_FRESH, round_, step, n)
-            u = rng.random(max(self.capacity, int(k)))[:k]
-            y = np.minimum(np.searchsorted(cdf[m], u, side="right"), self.space.n_classes - 1)
-            x = _images(self.pool_x, self.pool_index, y, rng)
-            out.append((x, y.astype(np.int64), m))
-        return out
+    def features(self, y: np.ndarray, state: int, rng: np.random.Generator) -> np.ndarray:
+        """A random image of each class of ``y`` (the state only sets the class distribution)."""
+        return _images(self.pool_x, self.pool_index, y, rng)
 
 
 def _images(pool_x: np.ndarray, pool_index, y: np.ndarray, rng) -> np.ndarray:

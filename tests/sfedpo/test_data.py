@@ -332,6 +332,18 @@ def test_fresh_samples_are_prefix_consistent_and_follow_the_state():
         data.fresh(1, 1, np.ones(3, dtype=int))
 
 
+def test_fresh_features_come_from_the_overridable_hook():
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class LabelsAsFeatures(type(small())):
+        def features(self, y, state, rng):
+            return np.repeat(y[:, None].astype(np.float32), self.space.dim, axis=1)
+
+    data = small()
+    custom = LabelsAsFeatures(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data) if f.init})
+    for (x, y, m), (_, y0, m0) in zip(custom.fresh(1, 2, np.full(5, 3)), data.fresh(1, 2, np.full(5, 3))):
+        assert np.array_equal(x[:, 0], y) and np.array_equal(y, y0) and m == m0   # same labels and states
+
+
 def test_temporal_shift_dataset_validation():
     data = small()
     with pytest.raises(ValueError, match="q"):
