@@ -385,20 +385,27 @@ _CENTRALISED: dict[str, tuple[Callable, int]] = {
 
 
 def load_partitioned(name: str, *, n_clients: int, scheme: str = "dirichlet", test_fraction: float = 0.2,
-                     seed: int = 0, **scheme_options: Any) -> FederatedDataset:
+                     data_fraction: float = 1.0, seed: int = 0, **scheme_options: Any) -> FederatedDataset:
     """A centralised data set's training images over ``n_clients`` clients (``scheme``: a key of
     :data:`fedlab.data.PARTITIONERS` with its options, e.g. ``alpha=0.3``), each client's samples split into
-    train and test. For CIFAR-100's ``"pachinko"``, the superclasses of the file are passed for you."""
+    train and test. ``data_fraction < 1`` first keeps that fraction of the images, drawn at random (e.g. the
+    10 % of EMNIST of thesis §3.5.6). For CIFAR-100's ``"pachinko"``, the superclasses of the file are passed
+    for you."""
     name = check_choice("name", name, _CENTRALISED)
     n_clients = check_int("n_clients", n_clients, low=1)
     test_fraction = check_real("test_fraction", test_fraction, low=0, high=1, high_open=True)
+    data_fraction = check_real("data_fraction", data_fraction, low=0, high=1, low_open=True)
     seed = check_int("seed", seed, low=0)
     require(name)
     reader, n_classes = _CENTRALISED[name]
     images, labels, *coarse = reader()
+    rng = as_numpy_rng(seed)
+    if data_fraction < 1:
+        keep = np.sort(rng.choice(len(labels), size=max(n_clients, int(round(data_fraction * len(labels)))),
+                                  replace=False))
+        images, labels, coarse = images[keep], labels[keep], [c[keep] for c in coarse]
     if scheme == "pachinko" and coarse:
         scheme_options.setdefault("coarse_of_fine", _coarse_of_fine(labels, coarse[0]))
-    rng = as_numpy_rng(seed)
     parts = partition(labels, scheme, n_clients=n_clients, rng=rng, **scheme_options)
     xs_train, xs_test, ys_train, ys_test = train_test_split_clients(
         [images[idx] for idx in parts], [labels[idx] for idx in parts], test_fraction, rng=rng)

@@ -134,6 +134,10 @@ def test_centralised_sets_are_partitioned_then_split(cache):
     assert int(data.train.n.sum() + data.test.n.sum()) == 120
     hist = data.train.label_histograms(10) + data.test.label_histograms(10)
     assert ((hist > 0).sum(1) == 2).all()
+    tenth = load_partitioned("mnist", n_clients=4, data_fraction=0.1, alpha=0.5)
+    assert int(tenth.train.n.sum() + tenth.test.n.sum()) == 12
+    with pytest.raises(ValueError, match="data_fraction"):
+        load_partitioned("mnist", n_clients=4, data_fraction=0)
 
 
 def test_cifar100_pachinko_uses_the_files_superclasses(cache):
