@@ -306,12 +306,27 @@ class ModuleModel(Model):
     def forward(self, params: Params, x: Tensor) -> Tensor:
         return torch.func.functional_call(self._module, params, (x,))
 
+    def n_outputs(self) -> int | None:
+        return getattr(self._module, "n_outputs", None)
+
+    @property
+    def feature_dim(self) -> int | None:
+        """Dimension of the module's representation (``forward(x, features=True)``), None when it has none."""
+        return getattr(self._module, "feature_dim", None)
+
+    def features(self, params: Params, x: Tensor) -> tuple[Tensor, Tensor]:
+        """``(representation, logits)`` of a module that has one (:class:`PaperCNN`, :class:`CharLSTM`)."""
+        if self.feature_dim is None:
+            raise TypeError(f"{self.name} has no representation (forward(x, features=True)).")
+        return torch.func.functional_call(self._module, params, (x,), {"features": True})
+
 
 class PaperCNN(nn.Module):
     """The papers' CNN: two 5x5 convolutions (with 2x2 max-pooling), a hidden dense layer and a linear head.
 
     ``PaperCNN(1, 28, (32, 64), 2048, 62)`` is the FEMNIST model of the FedEM and kNN-Per code;
-    ``PaperCNN(3, 32, (32, 64), 512, 10)`` the CIFAR-10 CNN of McMahan et al. (2017).
+    ``PaperCNN(3, 32, (32, 64), 512, 10)`` the CIFAR-10 CNN of McMahan et al. (2017). Its representation
+    (``forward(x, features=True)``, kNN-Per's datastore key) is the hidden dense layer after ReLU.
     """
 
     def __init__(self, in_channels: int, image_size: int, channels: tuple[int, int], hidden: int,
@@ -322,27 +337,37 @@ class PaperCNN(nn.Module):
         self.conv1, self.conv2 = nn.Conv2d(in_channels, c1, 5), nn.Conv2d(c1, c2, 5)
         self.fc, self.head = nn.Linear(c2 * side * side, hidden), nn.Linear(hidden, n_classes)
         self.in_channels, self.image_size = in_channels, image_size
+        self.feature_dim, self.n_outputs = hidden, n_classes
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, features: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        """Logits, or ``(representation, logits)`` when ``features``."""
         x = x.reshape(-1, self.in_channels, self.image_size, self.image_size)
         h = F.max_pool2d(torch.relu(self.conv1(x)), 2)
         h = F.max_pool2d(torch.relu(self.conv2(h)), 2)
-        return self.head(torch.relu(self.fc(h.flatten(1))))
+        z = torch.relu(self.fc(h.flatten(1)))
+        return (z, self.head(z)) if features else self.head(z)
 
 
 class CharLSTM(nn.Module):
     """The Shakespeare model of the FedEM code: an 8-dimensional character embedding, a 2-layer LSTM of 256 units
-    and a linear head; it predicts the character after a window (character indices stored as floats)."""
+    and a linear head; it predicts the character after a window (character indices stored as floats). Its
+    representation (``forward(x, features=True)``) is the final hidden and cell states of every layer (2 x 2 x 256 =
+    1024-d, thesis §3.6.1)."""
 
     def __init__(self, vocabulary: int = 100, embed: int = 8, hidden: int = 256, layers: int = 2) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocabulary, embed)
         self.lstm = nn.LSTM(embed, hidden, layers, batch_first=True)
         self.head = nn.Linear(hidden, vocabulary)
+        self.feature_dim, self.n_outputs = 2 * layers * hidden, vocabulary
 
-    def forward(self, x: Tensor) -> Tensor:
-        out, _ = self.lstm(self.embed(x.long()))
-        return self.head(out[:, -1])
+    def forward(self, x: Tensor, features: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        """Logits, or ``(representation, logits)`` when ``features``."""
+        out, (h, c) = self.lstm(self.embed(x.long()))
+        logits = self.head(out[:, -1])
+        if not features:
+            return logits
+        return torch.cat([h.permute(1, 0, 2).flatten(1), c.permute(1, 0, 2).flatten(1)], 1), logits
 
 
 class _RowLoopModel(ModuleModel):

@@ -128,3 +128,17 @@ def test_check_model_and_parameter_dicts():
         check_params(model, {"weight": stacked["weight"]})
     with pytest.raises(ValueError, match="expects"):
         check_params(LinearModel(4, 3), stacked)
+
+
+def test_paper_modules_give_a_representation_and_the_same_logits():
+    from fedlab.models import char_lstm, cifar_cnn
+
+    for model, x in ((cifar_cnn(10), torch.rand(3, 3, 32, 32)), (char_lstm(100), torch.randint(0, 100, (3, 7)).float())):
+        params = model.init(torch.Generator().manual_seed(0))
+        emb, logits = model.features(params, x)
+        assert emb.shape == (3, model.feature_dim) and model.n_outputs() == logits.shape[1]
+        torch.testing.assert_close(logits, model.forward(params, x))
+    plain = ModuleModel(lambda: nn.Linear(4, 2))
+    assert plain.feature_dim is None and plain.n_outputs() is None
+    with pytest.raises(TypeError, match="no representation"):
+        plain.features(plain.init(torch.Generator().manual_seed(0)), torch.zeros(1, 4))

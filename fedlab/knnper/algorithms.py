@@ -43,7 +43,7 @@ from torch import Tensor
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, check_model_data, metrics_from_proba
-from fedlab.models import MLP, Model, Params, SmallCNN, check_params
+from fedlab.models import MLP, Model, ModuleModel, Params, SmallCNN, check_params
 from fedlab.algorithms._common import (ServerState, evaluate_global)
 from fedlab.algorithms import (APFL, METHODS, ClusteredFL, Ditto, FedAvg, FedAvgPlus, FedEM, FedRep, Local)
 
@@ -86,6 +86,10 @@ TIE_RULES = ("smallest", "largest")
 # Representations: the global model's last hidden layer
 
 
+FEATURE_CHUNK = 2048
+"""Samples per forward pass in :func:`client_features`."""
+
+
 def _mlp_features(model: MLP, params: Params, x: Tensor) -> tuple[Tensor, Tensor]:
     """Post-ReLU output of the last hidden layer and the logits, with the same operations as ``MLP.forward``."""
     h = x.flatten(1)
@@ -107,19 +111,27 @@ def _cnn_features(model: SmallCNN, params: Params, x: Tensor) -> tuple[Tensor, T
     return h, torch.addmm(params["head.b"], h, params["head.w"])
 
 
+def _module_features(model: ModuleModel, params: Params, x: Tensor) -> tuple[Tensor, Tensor]:
+    """The papers' models (:class:`~fedlab.models.PaperCNN`, :class:`~fedlab.models.CharLSTM`): their own
+    representation, with the module's forward."""
+    return model.features(params, x)
+
+
 FEATURES: dict[type, Callable[[Model, Params, Tensor], tuple[Tensor, Tensor]]] = {
     MLP: _mlp_features,
     SmallCNN: _cnn_features,
+    ModuleModel: _module_features,
 }
-"""Model class -> ``(representation, logits)`` function; add an entry to give kNN-Per a new architecture."""
+"""Model class -> ``(representation, logits)`` function; add an entry to give kNN-Per a new architecture (a
+:class:`~fedlab.models.ModuleModel` needs a module with ``feature_dim`` and ``forward(x, features=True)``)."""
 
 
 def _features_fn(model: Model):
     for cls, fn in FEATURES.items():
-        if isinstance(model, cls):
+        if isinstance(model, cls) and not (cls is ModuleModel and model.feature_dim is None):
             return fn
-    raise TypeError(f"kNN-Per needs a model with a hidden representation ({', '.join(c.__name__ for c in FEATURES)}), "
-                    f"got {type(model).__name__}.")
+    raise TypeError(f"kNN-Per needs a model with a hidden representation ({', '.join(c.__name__ for c in FEATURES)} "
+                    f"with one), got {getattr(model, 'name', type(model).__name__)}.")
 
 
 def embedding_dim(model: Model) -> int:
@@ -129,11 +141,9 @@ def embedding_dim(model: Model) -> int:
         if not model.hidden:
             raise ValueError("an MLP without hidden layers has no representation; give it at least one hidden layer.")
         return model.hidden[-1]
+    if isinstance(model, ModuleModel):
+        return model.feature_dim
     return model.channels[1] * (model.image_size // 4) ** 2
-
-
-def _n_outputs(model: Model) -> int:
-    return model.out_features if isinstance(model, MLP) else model.n_classes
 
 
 @torch.no_grad()
@@ -142,7 +152,7 @@ def embed_and_proba(model: Model, params: Params, x, *, stacked: bool = False) -
 
     Parameters
     ----------
-    model : MLP or SmallCNN
+    model : MLP, SmallCNN or a paper model (:data:`FEATURES`)
     params : dict of Tensor
         One model (``stacked=False``, x of shape (n, ...)) or one model per row (``stacked=True``, every
         parameter with a leading axis R and x of shape (R, n, ...)).
@@ -231,9 +241,10 @@ class ClientFeatures:
 
 @torch.no_grad()
 def client_features(model: Model, params: Params, data: ClientData) -> ClientFeatures:
-    """Representations and global probabilities of every client's samples (padding removed).
+    """Representations and global probabilities of every client's samples (padding removed), on the CPU.
 
-    The global model is the same for every client, so the population is evaluated in one pass.
+    The global model is the same for every client, so the population is evaluated in one pass, in chunks of
+    :data:`FEATURE_CHUNK` samples (a paper-scale CNN's activations would not fit at once).
     """
     if not isinstance(data, ClientData):
         raise TypeError(f"data must be a ClientData, got {type(data).__name__}.")
@@ -243,17 +254,17 @@ def client_features(model: Model, params: Params, data: ClientData) -> ClientFea
     check_model_data(model, data)
     check_params(model, params, stacked=False)
     flat = data.x[data.mask]
-    emb, proba = embed_and_proba(model, params, flat) if len(flat) else (None, None)
+    parts = [embed_and_proba(model, params, flat[i: i + FEATURE_CHUNK]) for i in range(0, len(flat), FEATURE_CHUNK)]
+    if not parts:
+        p, c = embedding_dim(model), model.n_outputs()
+        return ClientFeatures([np.zeros((0, p), np.float32)] * data.n_clients, [np.zeros((0, c))] * data.n_clients,
+                              [np.zeros(0, np.int64)] * data.n_clients)
     sizes = data.n.tolist()
-    if emb is None:
-        p, c = embedding_dim(model), _n_outputs(model)
-        return ClientFeatures([np.zeros((0, p), np.float32)] * len(sizes), [np.zeros((0, c))] * len(sizes),
-                              [np.zeros(0, np.int64)] * len(sizes))
-    keys = list(torch.split(emb, sizes))
-    probs = list(torch.split(proba.double(), sizes))
-    labels = list(torch.split(data.y[data.mask], sizes))
-    return ClientFeatures([k.numpy().astype(np.float32) for k in keys], [p.numpy() for p in probs],
-                          [y.numpy().astype(np.int64) for y in labels])
+    emb = torch.cat([e for e, _ in parts]).float().cpu()
+    proba = torch.cat([q for _, q in parts]).double().cpu()
+    labels = data.y[data.mask].cpu()
+    return ClientFeatures([k.numpy() for k in torch.split(emb, sizes)], [q.numpy() for q in torch.split(proba, sizes)],
+                          [y.numpy().astype(np.int64) for y in torch.split(labels, sizes)])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -731,7 +742,7 @@ def personalize(model: Model, params: Params, datastore: ClientData, *, validati
 
     Parameters
     ----------
-    model : MLP or SmallCNN
+    model : MLP, SmallCNN or a paper model (:data:`FEATURES`)
     params : dict of Tensor
         Global model :math:`h_S` (unstacked).
     datastore : ClientData
@@ -883,7 +894,7 @@ class KNNPer(FedAvg):
 
     Parameters
     ----------
-    model : MLP or SmallCNN
+    model : MLP, SmallCNN or a paper model (:data:`FEATURES`)
     solver : LocalSGD
     validation : ClientData, optional
         Per-client validation samples (same clients as the training data) to select :math:`\lambda_t`.

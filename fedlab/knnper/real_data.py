@@ -7,7 +7,7 @@ participation. Each client's training part gives 20 % to a validation set.
 
 Protocol (one run per setting and seed): every method trains on the clients' training parts; kNN-Per uses FedAvg's
 global model, builds each client's datastore from its training part with the representation of the model's last
-hidden layer (:data:`REPRESENTATIONS`), chooses :math:`\lambda_t` per client on its validation set from the thesis
+hidden layer (:func:`fedlab.knnper.algorithms.client_features`), chooses :math:`\lambda_t` per client on its validation set from the thesis
 grid (ties: the smallest λ), ``k = 10``, and is scored on the test set (Algorithm 12, eq. (3.33)). The thesis then
 retrains on train ∪ validation; we do not (one training per method). Clients unseen at training (Table 3.6): 80 % of
 the clients train, the other 20 % adapt with each method's procedure (``adapt``) or, for kNN-Per, build their
@@ -21,25 +21,24 @@ not run. Every table value is reproduced within 1 pp (one run per table, no spre
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-import torch
 
-from fedlab._validation import check_choice, check_int, check_type
+from fedlab._validation import check_int, check_type
 from fedlab.algorithms.personalized import FineTuneState, protocol_scores
 from fedlab.claims import Claim
 from fedlab.data.fetch import fetch_command
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
 from fedlab.engine.device import resolve_device
-from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, ClientFeatures, accuracy_grid
+from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, accuracy_grid, client_features, embedding_dim
 from fedlab.knnper.experiments import PAPER_METHODS, PAPER_TABLE_3_5, PAPER_TABLE_3_6
-from fedlab.models import CharLSTM, PaperCNN, Params
+from fedlab.models import Params
 from fedlab.paper import (PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict,
                           stand_in_data, sweep_settings)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION",
-           "PARTICIPATION", "REPRESENTATIONS", "representation", "client_features_of", "SETTINGS", "run_setting",
+           "PARTICIPATION", "SETTINGS", "run_setting",
            "run_paper", "paper_claims", "expected_seconds"]
 
 CHAPTER = "04_knnper"
@@ -98,94 +97,6 @@ SETTINGS: dict[str, PaperSetting] = {
 """One :class:`~fedlab.paper.PaperSetting` per data set of Tables 3.5/3.6."""
 
 _NOT_RUN = "needs the real data set (MODE='paper'): "
-_CHUNK = 2048
-
-
-# ----------------------------------------------------------------------------------------------
-# Representations of the paper models
-
-
-def _cnn_representation(params: Params, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """PaperCNN's hidden dense layer (after ReLU) and logits, with the module's own forward."""
-    c1, channels = params["conv1.weight"].shape[:2]
-    c2, hidden = params["conv2.weight"].shape[0], params["fc.weight"].shape[0]
-    n_classes = params["head.weight"].shape[0]
-    side = int(round((x[0].numel() / channels) ** 0.5))
-    module = PaperCNN(int(channels), side, (int(c1), int(c2)), int(hidden), int(n_classes)).to(x.device)
-    seen = {}
-    handle = module.head.register_forward_hook(lambda m, inputs, out: seen.update(z=inputs[0]))
-    try:
-        logits = torch.func.functional_call(module, params, (x,))
-    finally:
-        handle.remove()
-    return seen["z"], logits
-
-
-def _lstm_representation(params: Params, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """CharLSTM's final hidden and cell states of every layer, concatenated (thesis: 2 × 2 × 256 = 1024-d)."""
-    vocabulary, embed = params["embed.weight"].shape
-    hidden = params["lstm.weight_hh_l0"].shape[1]
-    layers = sum(1 for k in params if k.startswith("lstm.weight_ih_l"))
-    module = CharLSTM(int(vocabulary), int(embed), int(hidden), layers).to(x.device)
-    seen = {}
-    handle = module.lstm.register_forward_hook(lambda m, inputs, out: seen.update(state=out[1]))
-    try:
-        logits = torch.func.functional_call(module, params, (x,))
-    finally:
-        handle.remove()
-    h, c = seen["state"]
-    return torch.cat([h.permute(1, 0, 2).flatten(1), c.permute(1, 0, 2).flatten(1)], 1), logits
-
-
-REPRESENTATIONS: dict[str, Callable[[Params, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]] = {
-    "femnist_cnn": _cnn_representation,
-    "cifar_cnn": _cnn_representation,
-    "char_lstm": _lstm_representation,
-}
-"""Model name of :data:`fedlab.paper.MODELS` -> ``(representation, logits)`` of a batch (thesis §3.6.1: the last
-hidden layer; for the LSTM, the hidden and cell states)."""
-
-
-@torch.no_grad()
-def representation(model_name: str, params: Params, x) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Representation :math:`\phi_{h_S}(x)` and logits of the paper model ``model_name`` (thesis §3.6.1).
-
-    Parameters
-    ----------
-    model_name : key of :data:`REPRESENTATIONS`
-    params : dict of Tensor
-        One (unstacked) model of that architecture.
-    x : Tensor (n, ...)
-
-    Returns
-    -------
-    embedding : Tensor (n, p)
-    logits : Tensor (n, C)
-    """
-    fn = REPRESENTATIONS[check_choice("model_name", model_name, REPRESENTATIONS)]
-    check_type("params", params, dict)
-    x = check_type("x", x, torch.Tensor)
-    if x.dim() < 2 or len(x) == 0:
-        raise ValueError(f"x must have shape (n, ...) with n >= 1, got {tuple(x.shape)}.")
-    try:
-        return fn(params, x)
-    except (KeyError, RuntimeError, ValueError) as err:
-        raise ValueError(f"params are not a {model_name} model for x of shape {tuple(x.shape)}: {err}") from err
-
-
-def client_features_of(model_name: str, params: Params, data: ClientData) -> ClientFeatures:
-    """Every client's representations, global probabilities and labels (one pass, in chunks of samples)."""
-    check_choice("model_name", model_name, REPRESENTATIONS)
-    check_type("data", data, ClientData)
-    flat_x, flat_y = data.x[data.mask], data.y[data.mask]
-    if len(flat_x) == 0:
-        raise ValueError("data must hold at least one sample.")
-    parts = [representation(model_name, params, flat_x[i: i + _CHUNK]) for i in range(0, len(flat_x), _CHUNK)]
-    emb = torch.cat([p[0] for p in parts]).float().cpu()
-    proba = torch.softmax(torch.cat([p[1] for p in parts]).double(), -1).cpu()
-    sizes = data.n.tolist()
-    return ClientFeatures([k.numpy() for k in torch.split(emb, sizes)], [p.numpy() for p in torch.split(proba, sizes)],
-                          [y.numpy().astype(np.int64) for y in torch.split(flat_y.cpu(), sizes)])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -235,8 +146,9 @@ def _scores(metrics: dict, data: FederatedDataset) -> dict:
 
 def _knn_per(setting: PaperSetting, params: Params, data: FederatedDataset, val: ClientData) -> dict:
     """kNN-Per on FedAvg's model: datastores of the training parts, λ_t chosen on validation (smallest on ties)."""
-    store = client_features_of(setting.model, params, data.train)
-    grids = {name: accuracy_grid(store, client_features_of(setting.model, params, part), capacities=[1.0],
+    model = setting.build_model()
+    store = client_features(model, params, data.train)
+    grids = {name: accuracy_grid(store, client_features(model, params, part), capacities=[1.0],
                                  lambdas=LAMBDA_GRID, **KNN)[0] for name, part in (("val", val), ("test", data.test),
                                                                                     ("train", data.train))}
     chosen = np.argmax(np.nan_to_num(grids["val"], nan=-1.0), axis=0)  # first maximum = smallest λ
@@ -316,9 +228,10 @@ def _check_settings(settings) -> dict[str, PaperSetting]:
     settings = SETTINGS if settings is None else check_type("settings", settings, dict)
     for key, value in settings.items():
         check_type(f"settings[{key!r}]", value, PaperSetting)
-        if value.model not in REPRESENTATIONS:
-            raise ValueError(f"settings[{key!r}].model must be one of {sorted(REPRESENTATIONS)} (kNN-Per needs its "
-                             f"representation), got {value.model!r}.")
+        try:
+            embedding_dim(value.build_model())
+        except TypeError as err:
+            raise ValueError(f"settings[{key!r}].model must have a representation: {err}") from None
     return settings
 
 

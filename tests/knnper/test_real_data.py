@@ -9,8 +9,9 @@ import torch
 from real_formats import write_cifar10_archive
 from fedlab.engine import ClientData
 from fedlab.knnper import real_data
-from fedlab.knnper.real_data import (DATASETS, SETTINGS, client_features_of, expected_seconds, paper_claims,
-                                     representation, run_paper, run_setting)
+from fedlab.knnper import algorithms as knn_algorithms
+from fedlab.knnper.algorithms import client_features, embed_and_proba, embedding_dim
+from fedlab.knnper.real_data import DATASETS, SETTINGS, expected_seconds, paper_claims, run_paper, run_setting
 from fedlab.paper import MODELS
 
 
@@ -41,27 +42,32 @@ def test_every_data_set_has_a_setting_with_the_papers_text():
 
 @pytest.mark.parametrize("name, shape, dim", [("femnist_cnn", (1, 28, 28), 2048), ("cifar_cnn", (3, 32, 32), 512),
                                               ("char_lstm", (12,), 1024)])
-def test_representations_are_the_models_last_hidden_layer(name, shape, dim):
+def test_paper_models_give_their_last_hidden_layer(name, shape, dim):
     model = MODELS[name](62 if name == "femnist_cnn" else 10 if name == "cifar_cnn" else 100)
     params = model.init(torch.Generator().manual_seed(0))
     x = torch.rand((5, *shape)) * (99 if name == "char_lstm" else 1)
     x = x.floor() if name == "char_lstm" else x
-    emb, logits = representation(name, params, x)
-    assert emb.shape == (5, dim)
-    torch.testing.assert_close(logits, model.forward(params, x))
-    with pytest.raises(ValueError, match="model_name"):
-        representation("resnet", params, x)
-    with pytest.raises(ValueError, match="params are not a"):
-        representation("cifar_cnn" if name == "char_lstm" else "char_lstm", params, x)
+    emb, proba = embed_and_proba(model, params, x)
+    assert emb.shape == (5, dim) and embedding_dim(model) == dim
+    torch.testing.assert_close(proba, torch.softmax(model.forward(params, x), -1))
 
 
-def test_client_features_split_by_client():
+def test_client_features_split_by_client_in_chunks(monkeypatch):
     model = MODELS["cifar_cnn"](10)
     params = model.init(torch.Generator().manual_seed(0))
     data = ClientData.from_arrays([np.random.rand(n, 3, 32, 32).astype(np.float32) for n in (3, 1)],
                                   [np.arange(n) for n in (3, 1)])
-    feats = client_features_of("cifar_cnn", params, data)
+    whole = client_features(model, params, data)
+    monkeypatch.setattr(knn_algorithms, "FEATURE_CHUNK", 2)
+    feats = client_features(model, params, data)
     assert feats.sizes.tolist() == [3, 1] and feats.keys[0].shape == (3, 512) and feats.proba[1].shape == (1, 10)
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(feats.keys, whole.keys))
+
+
+def test_settings_need_a_model_with_a_representation():
+    settings = {"cifar10": dataclasses.replace(SETTINGS["cifar10"], model="mnist_logistic")}
+    with pytest.raises(ValueError, match="must have a representation"):
+        run_paper(settings=settings, datasets=("cifar10",))
 
 
 def test_paper_run_feeds_every_cifar10_claim(results):

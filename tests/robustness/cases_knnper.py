@@ -296,17 +296,6 @@ CASES = [
                                    "n_t_range": Kind(None, extra=((10,), (0, 10), BAD_TEXT)),
                                    "axes": Kind(None, extra=(BAD_TEXT, 3))}),
     # ---------------------------------------------------------------- paper mode (real data, §3.6.3)
-    Case(f"{M}.real_data.representation", {
-        "model_name": Choice("cifar_cnn"), "params": Obj(fresh(lambda: __import__("fedlab.paper", fromlist=["MODELS"]).MODELS["cifar_cnn"](10).init(
-            torch.Generator().manual_seed(0))), extra=({},)),
-        "x": Kind(fresh(lambda: torch.rand((2, 3, 32, 32))), extra=(np.zeros((2, 3, 32, 32)),
-                                                                  torch.zeros((0, 3, 32, 32)), torch.zeros(3)))}),
-    Case(f"{M}.real_data.client_features_of", {
-        "model_name": Choice("cifar_cnn"), "params": Obj(fresh(lambda: __import__("fedlab.paper", fromlist=["MODELS"]).MODELS["cifar_cnn"](10).init(
-            torch.Generator().manual_seed(0))), extra=({},)),
-        "data": Obj(fresh(lambda: __import__("fedlab.engine", fromlist=["ClientData"]).ClientData.from_arrays(
-            [np.random.default_rng(0).random((2, 3, 32, 32), dtype=np.float32)], [np.array([0, 1])])),
-            extra=(w.fed(),))}),
     Case(f"{M}.real_data.run_setting", {
         "name": Kind("cifar10", extra=(3, None)),
         "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(
