@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fedlab._validation import check_bool, check_choice, check_int, check_type
+from fedlab._validation import all_finite, check_bool, check_choice, check_int, check_type
 
 __all__ = ["Params", "LOSSES", "Model", "LinearModel", "MLP", "SmallCNN", "ModuleModel", "femnist_cnn", "cifar_cnn", "char_lstm", "init_stacked", "check_model", "check_params", "check_param_dict"]
 
@@ -429,7 +429,7 @@ def check_param_dict(name: str, params, *, stacked: bool = True, rows: int | Non
 
 
 def _check_finite(name: str, params: Params) -> None:
-    bad = [k for k, v in params.items() if not bool(torch.isfinite(v).all())]
+    bad = [k for k, v in params.items() if not all_finite(v)]
     if bad:
         raise ValueError(f"{name} must be finite; {bad} hold NaN or infinite entries.")
 

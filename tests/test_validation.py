@@ -82,3 +82,16 @@ def test_check_sequence():
         check_sequence("xs", (1, 2), size=3)
     with pytest.raises(ValueError, match="xs must not be empty"):
         check_sequence("xs", [], nonempty=True)
+
+
+def test_all_finite_finds_nan_and_infinity_in_one_pass():
+    import torch
+
+    from fedlab._validation import all_finite
+
+    x = torch.zeros(3, 4)
+    assert all_finite(x) and all_finite(torch.zeros(0))
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        y = x.clone()
+        y[1, 2] = bad
+        assert not all_finite(y)

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng, torch_generator
-from fedlab._validation import (check_array, check_bool, check_choice, check_int, check_real, check_simplex,
+from fedlab._validation import (all_finite, check_array, check_bool, check_choice, check_int, check_real, check_simplex,
                                 check_type)
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, check_model_data, gossip,
                            local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device,
@@ -66,7 +66,7 @@ _LOG_FLOOR = 1e-12
 
 def _as_float64(name: str, value) -> Tensor:
     if isinstance(value, Tensor):
-        if not bool(torch.isfinite(value).all()):
+        if not all_finite(value):
             raise ValueError(f"{name} must contain only finite values.")
         return value.detach().to(torch.float64)
     return torch.as_tensor(check_array(name, value), dtype=torch.float64)

@@ -282,7 +282,9 @@ def _check_sample_weight(weight, shape: tuple[int, int]) -> None:
 
 def _check_parameter_norms(params: Params, lr: float) -> None:
     """Raise :class:`DivergenceError` when a row's parameter norm is not finite or exceeds the limit."""
-    norms = torch.sqrt(sum(p.detach().double().reshape(p.shape[0], -1).pow(2).sum(1) for p in params.values()))
+    # float32 norms: a norm beyond float32's range is past the limit anyway, and no float64 copy of the rows is made
+    norms = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.detach().reshape(p.shape[0], -1), dim=1)
+                                                  for p in params.values()]), dim=0)
     bad = ~torch.isfinite(norms) | (norms > PARAMETER_NORM_LIMIT)
     if bool(bad.any()):
         rows = torch.nonzero(bad).flatten().tolist()

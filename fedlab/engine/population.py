@@ -14,19 +14,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from fedlab._validation import check_bool, check_int, check_real, check_sequence, check_type
+from fedlab._validation import all_finite, check_bool, check_int, check_real, check_sequence, check_type
 from fedlab.models import Model, check_model
 
 __all__ = ["ClientData", "FederatedDataset", "check_model_data"]
-
-
-def _all_finite(t: Tensor) -> bool:
-    """Whether a float tensor holds no NaN or infinity: one reduction pass, no temporary as large as ``t``
-    (``torch.isfinite(t).all()`` allocates a boolean copy, 30 times slower on an MNIST-sized tensor)."""
-    if t.numel() == 0:
-        return True
-    lo, hi = torch.aminmax(t)
-    return bool(torch.isfinite(lo) & torch.isfinite(hi))
 
 
 def _as_tensor(name: str, value, dtype: torch.dtype | None = None) -> Tensor:
@@ -36,7 +27,7 @@ def _as_tensor(name: str, value, dtype: torch.dtype | None = None) -> Tensor:
         raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__} of dtype {arr.dtype}.")
     t = torch.as_tensor(arr)
     t = t.to(dtype) if dtype is not None else t
-    if t.is_floating_point() and not _all_finite(t):
+    if t.is_floating_point() and not all_finite(t):
         raise ValueError(f"{name} must contain only finite values.")
     return t
 
@@ -92,9 +83,9 @@ class ClientData:
                             f"{'' if self.weight is None else f' and weight {self.weight.dtype}'}.")
 
     def _check_values(self) -> None:
-        if not _all_finite(self.x):
+        if not all_finite(self.x):
             raise ValueError("x must contain only finite values (NaN or infinite features found).")
-        if self.y.is_floating_point() and not _all_finite(self.y):
+        if self.y.is_floating_point() and not all_finite(self.y):
             raise ValueError("y must contain only finite values (NaN or infinite targets found).")
         if not self.y.is_floating_point() and self.y.numel() and int(self.y.min()) < 0:
             raise ValueError(f"y must hold non-negative class labels, got minimum {int(self.y.min())}.")
@@ -206,7 +197,7 @@ class ClientData:
 
 
 def _check_weight(weight: Tensor | None) -> None:
-    if weight is not None and (not _all_finite(weight) or (weight.numel() and float(weight.min()) < 0)):
+    if weight is not None and (not all_finite(weight) or (weight.numel() and float(weight.min()) < 0)):
         raise ValueError("weight must hold finite non-negative per-sample weights.")
 
 

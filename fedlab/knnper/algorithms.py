@@ -41,7 +41,7 @@ import torch
 from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
+from fedlab._validation import all_finite, check_array, check_bool, check_choice, check_int, check_real, check_type
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, check_model_data, metrics_from_proba
 from fedlab.models import MLP, Model, ModuleModel, Params, SmallCNN, check_params
 from fedlab.algorithms._common import (ServerState, evaluate_global)
@@ -168,7 +168,7 @@ def embed_and_proba(model: Model, params: Params, x, *, stacked: bool = False) -
     stacked = check_bool("stacked", stacked)
     check_params(model, params, stacked=stacked)
     x = x if isinstance(x, Tensor) else torch.as_tensor(check_array("x", x), dtype=torch.float32)
-    if not bool(torch.isfinite(x).all()):
+    if not all_finite(x):
         raise ValueError("x must contain only finite values.")
     if stacked:
         if x.dim() < 3 or x.shape[0] != next(iter(params.values())).shape[0]:

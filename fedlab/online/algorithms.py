@@ -47,7 +47,8 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, as_numpy_rng, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
+from fedlab._validation import (all_finite, check_array, check_bool, check_choice, check_int, check_real, check_simplex,
+                                check_type)
 from fedlab.engine import (FederatedDataset, History, LocalSGD, broadcast, local_sgd, metrics_from_proba,
                            weighted_average)
 from fedlab.engine.local import DivergenceError
@@ -852,7 +853,7 @@ class FEMOMD:
             g = np.maximum(g, -self.grad_clip)
         eta = STEP_SCHEDULES[self.schedule](t, self.horizon, m, self.lr)
         new_log_pi = omd_log_step(state.log_pi, g, eta, None) if m > 1 else state.log_pi
-        if not all(bool(torch.isfinite(v).all()) for v in omega.values()):
+        if not all(all_finite(v) for v in omega.values()):
             raise DivergenceError(f"FEM-OMD components became non-finite at step {t}; try a smaller solver lr "
                                   f"(now {self.solver.lr}).")
         info = {"eta": float(eta), "local_loss": float(np.mean(losses)),
