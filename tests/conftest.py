@@ -22,3 +22,12 @@ def small_data():
 def small_clients():
     xs, ys = make_clients()
     return ClientData.from_arrays(xs, ys)
+
+
+@pytest.fixture
+def data_cache(tmp_path, monkeypatch):
+    """An empty ``$FEDLAB_DATA`` folder for the test (the real-format files a test writes go there)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("FEDLAB_DATA", str(folder))
+    return folder
+

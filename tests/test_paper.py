@@ -20,13 +20,7 @@ from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, group_c
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def femnist(cache, tmp_path):
+def femnist(data_cache, tmp_path):
     rng = np.random.default_rng(0)
     sizes = {"f0001_00": (7, 2), "f0002_11": (4, 3), "f0003_05": (9, 1), "f0004_40": (5, 0)}  # the last: no test
     for split, column in (("train", 0), ("test", 1)):
@@ -34,13 +28,13 @@ def femnist(cache, tmp_path):
             {cid: {"pixels": rng.random((n[column], 28, 28), dtype=np.float32),
                    "label": rng.integers(0, 62, n[column]).astype(np.int32)}
              for cid, n in sizes.items() if n[column]})
-    (cache / "femnist").mkdir(parents=True)
-    write_tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2", [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
+    (data_cache / "femnist").mkdir(parents=True)
+    write_tar_bz2(data_cache / "femnist" / "fed_emnist.tar.bz2", [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
     return sizes
 
 
 @pytest.fixture
-def shakespeare(cache, tmp_path):
+def shakespeare(data_cache, tmp_path):
     text = {"THE_TEMPEST_PROSPERO": ("Now my charms are all o'erthrown, and what strength I have's mine own. " * 3,
                                      "Which is most faint: now, 'tis true, I must be here confined by you."),
             "HAMLET_OPHELIA": ("O, what a noble mind is here o'erthrown!", "Short."),
@@ -49,8 +43,8 @@ def shakespeare(cache, tmp_path):
     for split, column in (("train", 0), ("test", 1)):
         write_tff_h5(tmp_path / f"shakespeare_{split}.h5",
             {cid: {"snippets": np.array([t[column].encode()])} for cid, t in text.items()})
-    (cache / "shakespeare").mkdir(parents=True)
-    write_tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+    (data_cache / "shakespeare").mkdir(parents=True)
+    write_tar_bz2(data_cache / "shakespeare" / "shakespeare.tar.bz2",
              [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
     return text
 
@@ -69,10 +63,10 @@ def test_femnist_keeps_one_client_per_writer(femnist):
         load_femnist(fraction=1.5)
 
 
-def test_femnist_archive_is_extracted_once(femnist, cache):
+def test_femnist_archive_is_extracted_once(femnist, data_cache):
     load_femnist()
-    assert (cache / "femnist" / "fed_emnist_train.h5").is_file()
-    (cache / "femnist" / "fed_emnist.tar.bz2").unlink()         # the extracted files suffice afterwards...
+    assert (data_cache / "femnist" / "fed_emnist_train.h5").is_file()
+    (data_cache / "femnist" / "fed_emnist.tar.bz2").unlink()         # the extracted files suffice afterwards...
     with pytest.raises(FileNotFoundError, match="data fetch femnist"):   # ...but require() wants the archive
         load_femnist()
 
@@ -121,9 +115,9 @@ def test_a_tff_file_without_the_fields_is_named(tmp_path):
         read_tff_clients(tmp_path / "x.h5", ("pixels",))
 
 
-def test_centralised_sets_are_partitioned_then_split(cache):
+def test_centralised_sets_are_partitioned_then_split(data_cache):
     rng = np.random.default_rng(0)
-    folder = cache / "mnist"
+    folder = data_cache / "mnist"
     folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 12)
     for prefix, y in (("train", labels), ("t10k", labels[:10])):
@@ -140,12 +134,12 @@ def test_centralised_sets_are_partitioned_then_split(cache):
         load_partitioned("mnist", n_clients=4, data_fraction=0)
 
 
-def test_cifar100_pachinko_uses_the_files_superclasses(cache):
+def test_cifar100_pachinko_uses_the_files_superclasses(data_cache):
     rng = np.random.default_rng(0)
     fine = np.repeat(np.arange(100), 3)
     coarse = fine % 20
     records = np.concatenate([coarse[:, None], fine[:, None], rng.integers(0, 256, (300, 3072))], 1).astype(np.uint8)
-    folder = cache / "cifar100"
+    folder = data_cache / "cifar100"
     folder.mkdir(parents=True)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
@@ -159,13 +153,13 @@ def test_cifar100_pachinko_uses_the_files_superclasses(cache):
     assert data.n_classes == 100 and data.train.feature_shape == (3, 32, 32)
 
 
-def test_absent_data_stop_with_the_fetch_command(cache):
+def test_absent_data_stop_with_the_fetch_command(data_cache):
     for name in DATASETS:
         with pytest.raises(FileNotFoundError, match=f"python -m fedlab data fetch {name}"):
             load_federated(name, **({} if name in ("femnist", "shakespeare") else {"n_clients": 2}))
 
 
-def test_bad_loader_arguments(cache):
+def test_bad_loader_arguments(data_cache):
     with pytest.raises(ValueError, match="name"):
         load_federated("imagenet")
     with pytest.raises(ValueError, match="n_clients"):

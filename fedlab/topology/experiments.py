@@ -75,12 +75,6 @@ def compare_overlays(conn: Connectivity, params: DelayParams, names=ALL_OVERLAYS
         Seed of MATCHA's random matchings (the same for every parameter setting).
     schedules : dict, optional
         Precomputed :func:`matcha_schedules`.
-    model : Model, optional
-        The model every silo trains (default: multinomial logistic regression on the features).
-    backend : {"batched", "loop", "auto"}
-        The engine's local-training path.
-    device : str or torch.device, optional
-        Where to train (:func:`fedlab.engine.resolve_device`).
 
     Returns
     -------

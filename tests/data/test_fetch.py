@@ -62,13 +62,6 @@ def server(tmp_path):
     httpd.server_close()
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("FEDLAB_DATA", str(folder))
-    return folder
-
-
 def _mnist_catalog(served: Path, url: str, corrupt: str | None = None) -> dict[str, DataSet]:
     """Four small MNIST-format files on the server and a catalog naming them with their MD5 digests."""
     rng = np.random.default_rng(0)
@@ -83,7 +76,7 @@ def _mnist_catalog(served: Path, url: str, corrupt: str | None = None) -> dict[s
     return {"mnist": DataSet("mnist", "MNIST (test files)", "none", tuple(files))}
 
 
-def test_a_good_download_is_verified_and_readable(server, cache):
+def test_a_good_download_is_verified_and_readable(server, data_cache):
     served, url = server
     catalog = _mnist_catalog(served, url)
     paths = fetch(["mnist"], progress=False, catalog=catalog, echo=lambda *_: None)
@@ -91,10 +84,10 @@ def test_a_good_download_is_verified_and_readable(server, cache):
     images, labels = load_mnist("train")
     assert images.shape == (12, 1, 28, 28) and labels.shape == (12,)
     assert is_present("mnist", catalog=catalog)
-    assert not list((cache / "mnist").glob("*.part"))
+    assert not list((data_cache / "mnist").glob("*.part"))
 
 
-def test_a_second_fetch_keeps_verified_files(server, cache):
+def test_a_second_fetch_keeps_verified_files(server, data_cache):
     served, url = server
     catalog = _mnist_catalog(served, url)
     fetch(["mnist"], progress=False, catalog=catalog, echo=lambda *_: None)
@@ -104,12 +97,12 @@ def test_a_second_fetch_keeps_verified_files(server, cache):
     assert RangeHandler.log == [] and all("present and verified" in line for line in lines)
 
 
-def test_an_interrupted_download_resumes_from_its_partial_file(server, cache):
+def test_an_interrupted_download_resumes_from_its_partial_file(server, data_cache):
     served, url = server
     body = np.arange(5000, dtype=np.uint8).tobytes()
     (served / "big.bin").write_bytes(body)
     remote = RemoteFile("big.bin", url + "big.bin", hashlib.sha256(body).hexdigest(), "sha256")
-    folder = cache / "demo"
+    folder = data_cache / "demo"
     folder.mkdir(parents=True)
     (folder / "big.bin.part").write_bytes(body[:1234])         # what a cut-off download leaves behind
     path = download(remote, folder, progress=False)
@@ -117,53 +110,53 @@ def test_an_interrupted_download_resumes_from_its_partial_file(server, cache):
     assert RangeHandler.log == [("/big.bin", 1234)]            # only the rest was requested
 
 
-def test_a_complete_partial_file_is_finished_without_a_transfer(server, cache):
+def test_a_complete_partial_file_is_finished_without_a_transfer(server, data_cache):
     served, url = server
     body = b"complete"
     (served / "f.bin").write_bytes(body)
-    folder = cache / "demo"
+    folder = data_cache / "demo"
     folder.mkdir(parents=True)
     (folder / "f.bin.part").write_bytes(body)
     download(RemoteFile("f.bin", url + "f.bin", hashlib.md5(body).hexdigest()), folder, progress=False)
     assert (folder / "f.bin").read_bytes() == body
 
 
-def test_a_corrupt_download_is_deleted_and_reported(server, cache):
+def test_a_corrupt_download_is_deleted_and_reported(server, data_cache):
     served, url = server
     catalog = _mnist_catalog(served, url, corrupt="t10k-labels-idx1-ubyte.gz")
     with pytest.raises(DownloadError, match="t10k-labels-idx1-ubyte.gz: md5 .* differs from the published .* "
                                             "deleted"):
         fetch(["mnist"], progress=False, catalog=catalog, echo=lambda *_: None)
-    folder = cache / "mnist"
+    folder = data_cache / "mnist"
     assert not (folder / "t10k-labels-idx1-ubyte.gz").exists() and not list(folder.glob("*.part"))
     assert not is_present("mnist", catalog=catalog)
 
 
-def test_a_stored_file_that_fails_its_check_is_fetched_again(server, cache):
+def test_a_stored_file_that_fails_its_check_is_fetched_again(server, data_cache):
     served, url = server
     catalog = _mnist_catalog(served, url)
     fetch(["mnist"], progress=False, catalog=catalog, echo=lambda *_: None)
-    (cache / "mnist" / "train-labels-idx1-ubyte.gz").write_bytes(b"tampered")
+    (data_cache / "mnist" / "train-labels-idx1-ubyte.gz").write_bytes(b"tampered")
     lines = []
     fetch(["mnist"], progress=False, catalog=catalog, echo=lines.append)
     assert any("failed its md5 check and was deleted" in line for line in lines)
     assert load_mnist("train")[1].shape == (12,)
 
 
-def test_a_missing_file_is_an_http_error(server, cache):
+def test_a_missing_file_is_an_http_error(server, data_cache):
     _, url = server
     remote = RemoteFile("absent.bin", url + "absent.bin", "0" * 32)
     with pytest.raises(DownloadError, match="HTTP 404"):
-        download(remote, cache, progress=False)
+        download(remote, data_cache, progress=False)
 
 
-def test_offline_is_a_clear_message(cache):
+def test_offline_is_a_clear_message(data_cache):
     remote = RemoteFile("x.bin", "http://127.0.0.1:9/x.bin", "0" * 32)    # port 9 (discard): nothing listens
     with pytest.raises(DownloadError, match="could not reach .* looks offline"):
-        download(remote, cache, progress=False)
+        download(remote, data_cache, progress=False)
 
 
-def test_the_command_line_fetches_and_lists(server, cache, monkeypatch, capsys):
+def test_the_command_line_fetches_and_lists(server, data_cache, monkeypatch, capsys):
     served, url = server
     monkeypatch.setattr(fetch_module, "DATASETS", _mnist_catalog(served, url))
     monkeypatch.setattr("fedlab.__main__.fetch", lambda names, progress: fetch(names, progress=progress,
@@ -172,10 +165,10 @@ def test_the_command_line_fetches_and_lists(server, cache, monkeypatch, capsys):
     assert main(["data", "fetch", "mnist", "--quiet"]) == 0
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out
-    assert "downloaded and verified" in out and "present" in out and str(cache / "mnist") in out
+    assert "downloaded and verified" in out and "present" in out and str(data_cache / "mnist") in out
 
 
-def test_the_command_line_reports_a_failed_download_in_one_line(cache, monkeypatch, capsys):
+def test_the_command_line_reports_a_failed_download_in_one_line(data_cache, monkeypatch, capsys):
     offline = {"mnist": DataSet("mnist", "d", "none", (RemoteFile("a.gz", "http://127.0.0.1:9/a.gz", "0" * 32),))}
     monkeypatch.setattr("fedlab.__main__.fetch", lambda names, progress: fetch(names, progress=progress,
                                                                                catalog=offline))
@@ -189,16 +182,16 @@ def test_unknown_names_are_refused(capsys):
     assert exit_info.value.code == 2 and "unknown data set(s) imagenet" in capsys.readouterr().err
 
 
-def test_status_of_absent_and_partial_data(cache):
+def test_status_of_absent_and_partial_data(data_cache):
     rows = {r["name"]: r for r in dataset_status()}
     assert set(rows) == set(DATASETS) and rows["cifar10"]["status"] == "absent"
-    (cache / "cifar10").mkdir(parents=True)
-    (cache / "cifar10" / "cifar-10-binary.tar.gz.part").write_bytes(b"12345")
+    (data_cache / "cifar10").mkdir(parents=True)
+    (data_cache / "cifar10" / "cifar-10-binary.tar.gz.part").write_bytes(b"12345")
     row = {r["name"]: r for r in dataset_status()}["cifar10"]
     assert row["status"] == "partial download" and row["bytes"] == 5
 
 
-def test_require_stops_with_the_exact_command(cache):
+def test_require_stops_with_the_exact_command(data_cache):
     with pytest.raises(FileNotFoundError, match=r"data absent: femnist, cifar100 .* python -m fedlab data fetch "
                                                 r"femnist cifar100"):
         require("femnist", "cifar100")

@@ -13,21 +13,15 @@ from fedlab.streams import real_data as rd
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
-@pytest.fixture
 def small_models(monkeypatch):
     """Softmax regressions in place of the papers' CNNs: the same data path, a fraction of the time."""
     monkeypatch.setitem(paper.MODELS, "cifar_cnn", lambda c: LinearModel(3 * 32 * 32, c))
     monkeypatch.setitem(paper.MODELS, "femnist_cnn", lambda c: LinearModel(28 * 28, c))
 
 
-def write_cifar10(cache, per_batch: int = 40) -> None:
+def write_cifar10(data_cache, per_batch: int = 40) -> None:
     rng = np.random.default_rng(0)
-    folder = cache / "cifar10" / "cifar-10-batches-bin"
+    folder = data_cache / "cifar10" / "cifar-10-batches-bin"
     folder.mkdir(parents=True)
     for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
         labels = np.arange(per_batch) % 10
@@ -35,24 +29,24 @@ def write_cifar10(cache, per_batch: int = 40) -> None:
         (folder / name).write_bytes(records.tobytes())
 
 
-def write_femnist(cache, tmp_path, writers: int = 10) -> None:
+def write_femnist(data_cache, tmp_path, writers: int = 10) -> None:
     rng = np.random.default_rng(1)
     for split, n in (("train", 6), ("test", 2)):
         write_tff_h5(tmp_path / f"fed_emnist_{split}.h5",
             {f"f{k:04d}_00": {"pixels": rng.random((n, 28, 28), dtype=np.float32),
                               "label": rng.integers(0, 62, n).astype(np.int32)} for k in range(writers)})
-    (cache / "femnist").mkdir(parents=True)
-    write_tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2",
+    (data_cache / "femnist").mkdir(parents=True)
+    write_tar_bz2(data_cache / "femnist" / "fed_emnist.tar.bz2",
              [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
 
 
-def write_shakespeare(cache, tmp_path, roles: int = 6) -> None:
+def write_shakespeare(data_cache, tmp_path, roles: int = 6) -> None:
     line = "Now my charms are all o'erthrown, and what strength I have's mine own, which is most faint. "
     for split, reps in (("train", 4), ("test", 2)):
         write_tff_h5(tmp_path / f"shakespeare_{split}.h5",
             {f"PLAY_ROLE_{k}": {"snippets": np.array([(line * reps)[k:].encode()])} for k in range(roles)})
-    (cache / "shakespeare").mkdir(parents=True)
-    write_tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+    (data_cache / "shakespeare").mkdir(parents=True)
+    write_tar_bz2(data_cache / "shakespeare" / "shakespeare.tar.bz2",
              [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
 
 
@@ -70,8 +64,8 @@ def test_settings_cover_the_datasets():
     assert rd.SETTINGS["cifar10"].clients == 50
 
 
-def test_cifar_case_study_has_the_historical_fraction(cache):
-    write_cifar10(cache)
+def test_cifar_case_study_has_the_historical_fraction(data_cache):
+    write_cifar10(data_cache)
     data, m_hist, dropped = rd.case_study(tiny("cifar10"), 0.5, seed=0)
     assert m_hist == 2 and data.m_hist == 2 and dropped == 0
     assert data.horizon == 2 and abs(data.fractions[:2].sum() - 0.5) < 0.1
@@ -79,9 +73,9 @@ def test_cifar_case_study_has_the_historical_fraction(cache):
     assert (data.memory_count[0, 2:] == data.memory_count[1, 2:]).all()
 
 
-def test_natural_fresh_clients_are_online_once_or_twice(cache, tmp_path):
-    write_femnist(cache, tmp_path)
-    write_shakespeare(cache, tmp_path)
+def test_natural_fresh_clients_are_online_once_or_twice(data_cache, tmp_path):
+    write_femnist(data_cache, tmp_path)
+    write_shakespeare(data_cache, tmp_path)
     femnist, m_hist, _ = rd.case_study(tiny("femnist"), 0.2, seed=0)
     assert m_hist == 2 and (femnist.memory_count[:, :m_hist] > 0).all()
     assert ((femnist.memory_count[:, m_hist:] > 0).sum(0) == 1).all()
@@ -90,9 +84,9 @@ def test_natural_fresh_clients_are_online_once_or_twice(cache, tmp_path):
     assert set(online.tolist()) <= {1, 2} and (online == 2).any()
 
 
-def test_run_paper_feeds_the_claims(cache, tmp_path, small_models):
-    write_cifar10(cache)
-    write_femnist(cache, tmp_path)
+def test_run_paper_feeds_the_claims(data_cache, tmp_path, small_models):
+    write_cifar10(data_cache)
+    write_femnist(data_cache, tmp_path)
     settings = {"cifar10": tiny("cifar10"), "femnist": tiny("femnist")}
     results = rd.run_paper(seeds=1, datasets=("cifar10", "femnist"), settings=settings)
     run = results["cifar10"]["0.2"][0]
@@ -105,8 +99,8 @@ def test_run_paper_feeds_the_claims(cache, tmp_path, small_models):
     assert all(c.verdict == "not run" for c in claims if "Shakespeare" in c.source)
 
 
-def test_run_paper_resumes_from_its_store(cache, tmp_path, small_models):
-    write_cifar10(cache)
+def test_run_paper_resumes_from_its_store(data_cache, tmp_path, small_models):
+    write_cifar10(data_cache)
     settings = {"cifar10": tiny("cifar10")}
     first = rd.run_paper(seeds=1, datasets=("cifar10",), settings=settings, store=tmp_path / "store")
     again = rd.run_paper(seeds=1, datasets=("cifar10",), settings=settings, store=tmp_path / "store")
@@ -128,7 +122,7 @@ def test_expected_seconds_are_positive(monkeypatch):
     assert set(seconds) == set(rd.DATASETS) and all(v > 0 for v in seconds.values())
 
 
-def test_bad_arguments_are_named(cache):
+def test_bad_arguments_are_named(data_cache):
     with pytest.raises(ValueError, match="datasets"):
         rd.run_paper(datasets=("mnist",))
     with pytest.raises(ValueError, match="h"):

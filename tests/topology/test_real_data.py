@@ -12,33 +12,27 @@ N_USERS = 140
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def femnist(cache, tmp_path):
+def femnist(data_cache, tmp_path):
     rng = np.random.default_rng(0)
     for split, extra in (("train", 3), ("test", 0)):                   # one test sample per writer
         write_tff_h5(tmp_path / f"fed_emnist_{split}.h5",
                      {f"f{k:04d}": {"pixels": rng.random((1 + k % 3 * extra, 28, 28), dtype=np.float32),
                                     "label": rng.integers(0, 62, 1 + k % 3 * extra).astype(np.int32)}
                       for k in range(N_USERS)})
-    (cache / "femnist").mkdir(parents=True)
-    write_tar_bz2(cache / "femnist" / "fed_emnist.tar.bz2",
+    (data_cache / "femnist").mkdir(parents=True)
+    write_tar_bz2(data_cache / "femnist" / "fed_emnist.tar.bz2",
                   [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
 
 
 @pytest.fixture
-def shakespeare(cache, tmp_path):
+def shakespeare(data_cache, tmp_path):
     line = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
     for split, repeat in (("train", 2), ("test", 1)):
         write_tff_h5(tmp_path / f"shakespeare_{split}.h5",
                      {f"ROLE_{k:03d}": {"snippets": np.array([(line * repeat)[k % 7:].encode()])}
                       for k in range(N_USERS)})
-    (cache / "shakespeare").mkdir(parents=True)
-    write_tar_bz2(cache / "shakespeare" / "shakespeare.tar.bz2",
+    (data_cache / "shakespeare").mkdir(parents=True)
+    write_tar_bz2(data_cache / "shakespeare" / "shakespeare.tar.bz2",
                   [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
 
 
