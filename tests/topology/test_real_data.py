@@ -106,3 +106,14 @@ def test_runs_reject_other_data_sets():
 def test_expected_seconds_are_positive():
     seconds = rd.expected_seconds(settings={"femnist": tiny("femnist")})
     assert set(seconds) == {"femnist"} and seconds["femnist"] > 0
+
+
+def test_seeds_are_averaged_curve_by_curve(femnist, tmp_path):
+    runs = [rd.topology_paper_run(setting=dataclasses.asdict(tiny("femnist")), seed=s) for s in (0, 1)]
+    both = rd.run_paper(seeds=2, datasets=("femnist",), settings={"femnist": tiny("femnist")},
+                        store=tmp_path / "store")["femnist"]
+    assert both["seeds"] == 2 and len(both["silo_samples"]) == 44
+    for overlay in ("matcha+", "ring"):
+        for field in ("train_loss", "time_s"):
+            expected = np.mean([r["curves"][overlay][field] for r in runs], axis=0)
+            assert np.allclose(both["curves"][overlay][field], expected)
