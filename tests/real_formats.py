@@ -13,6 +13,16 @@ def idx_gz(array: np.ndarray) -> bytes:
     return gzip.compress(header + array.astype(">u1").tobytes())
 
 
+def write_mnist_files(folder, train_labels, test_labels, seed: int = 0) -> None:
+    """``folder`` (created) with the four gzipped IDX files of MNIST / Fashion-MNIST: random 28x28 images with
+    the given labels."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for prefix, y in (("train", np.asarray(train_labels)), ("t10k", np.asarray(test_labels))):
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
+        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
+
+
 def write_tff_h5(path, clients: dict[str, dict[str, np.ndarray]]) -> None:
     """A TensorFlow Federated client file: ``examples/<client>/<field>``."""
     with h5py.File(path, "w") as f:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from real_formats import idx_gz, write_tar_bz2, write_tff_h5
+from real_formats import write_mnist_files, write_tar_bz2, write_tff_h5
 from fedlab.data.fetch import DATASETS
 from fedlab.engine import FederatedDataset
 from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
@@ -116,13 +116,9 @@ def test_a_tff_file_without_the_fields_is_named(tmp_path):
 
 
 def test_centralised_sets_are_partitioned_then_split(data_cache):
-    rng = np.random.default_rng(0)
     folder = data_cache / "mnist"
-    folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 12)
-    for prefix, y in (("train", labels), ("t10k", labels[:10])):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
+    write_mnist_files(folder, labels, labels[:10])
     data = load_partitioned("mnist", n_clients=6, scheme="pathological", classes_per_client=2, test_fraction=0.25)
     assert data.n_clients == 6 and data.n_classes == 10
     assert int(data.train.n.sum() + data.test.n.sum()) == 120

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from real_formats import idx_gz
+from real_formats import write_mnist_files
 from fedlab import paper
 
 from fedlab.availability import real_data as rd
@@ -14,13 +14,9 @@ from fedlab.claims import VERDICTS
 @pytest.fixture
 def mnist(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
-    rng = np.random.default_rng(0)
     folder = tmp_path / "cache" / "mnist"
-    folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 16)
-    for prefix, y in (("train", labels), ("t10k", labels[:10])):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
+    write_mnist_files(folder, labels, labels[:10])
     return folder
 
 

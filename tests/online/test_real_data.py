@@ -7,7 +7,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from real_formats import idx_gz, write_cifar10_archive
+from real_formats import write_cifar10_archive, write_mnist_files
 from fedlab._rng import Stream, numpy_rng
 from fedlab.claims import VERDICTS
 from fedlab.models import MLP
@@ -21,12 +21,8 @@ from fedlab.paper import MODELS, settings_table
 def real_files(tmp_path, monkeypatch):
     """Small MNIST IDX files (every class in both files) and a small CIFAR-10 archive under ``$FEDLAB_DATA``."""
     monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
-    rng = np.random.default_rng(0)
     folder = tmp_path / "cache" / "mnist"
-    folder.mkdir(parents=True)
-    for prefix, y in (("train", np.arange(60) % 10), ("t10k", np.arange(20) % 10)):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
+    write_mnist_files(folder, np.arange(60) % 10, np.arange(20) % 10)
     write_cifar10_archive(tmp_path / "cache" / "cifar10", per_batch=20)
     return tmp_path
 

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from real_formats import idx_gz
+from real_formats import write_mnist_files
 from fedlab import paper
 from fedlab.claims import VERDICTS
 from fedlab.models import LinearModel
@@ -15,13 +15,9 @@ from fedlab.sfedpo import real_data as rd
 def fashion(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "cache"))
     monkeypatch.setitem(paper.MODELS, "femnist_cnn", lambda c: LinearModel(28 * 28, c))  # fast stand-in model
-    rng = np.random.default_rng(0)
     folder = tmp_path / "cache" / "fashion_mnist"
-    folder.mkdir(parents=True)
     labels = np.repeat(np.arange(10), 6)
-    for prefix, y in (("train", labels), ("t10k", labels)):
-        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(idx_gz(rng.integers(0, 256, (len(y), 28, 28))))
-        (folder / f"{prefix}-labels-idx1-ubyte.gz").write_bytes(idx_gz(y))
+    write_mnist_files(folder, labels, labels)
     return folder
 
 
