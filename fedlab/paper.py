@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import (check_bool, check_choice, check_int, check_path, check_real, check_sequence,
-                                check_type)
+from fedlab._validation import (check_bool, check_callable, check_choice, check_int, check_path, check_real,
+                                check_sequence, check_type)
 from fedlab.claims import Claim, show_claims
 from fedlab.data.fetch import DATASETS, fetch_command, is_present, require
 from fedlab.data.partition import partition, train_test_split_clients
@@ -42,7 +42,8 @@ from fedlab.experiments import sweep
 from fedlab.models import MLP, LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
 __all__ = ["DataAbsent", "absent_claims", "start_paper_mode", "PaperSetting", "MODELS", "DATA_SHAPES", "settings_table",
-           "sweep_settings", "setting_from_dict", "mean_over_seeds", "check_seed_means", "stand_in_data",
+           "sweep_settings", "sweep_seed_means", "seed_mean_at", "setting_from_dict", "mean_over_seeds",
+           "check_seed_means", "stand_in_data",
            "seconds_per_round", "VOCABULARY", "encode_text", "next_character_samples", "read_tff_clients",
            "load_femnist",
            "load_shakespeare", "group_clients", "load_partitioned", "FEDERATED_LOADERS", "load_federated"]
@@ -168,6 +169,28 @@ def sweep_settings(fn: Callable, settings: Mapping[str, PaperSetting], datasets,
         out[key] = sweep(fn, [{**base, **point} for point in points], range(seeds or setting.seeds), store=store,
                          executor="sequential", progress=False)
     return out
+
+
+def sweep_seed_means(fn: Callable, settings: Mapping[str, PaperSetting], datasets, *, seeds: int | None = None,
+                     device=None, store=None, named: bool = False, average: Callable | None = None) -> dict:
+    """:func:`sweep_settings` with one run per setting and seed, then each setting's ``{"seeds": [...], "mean":
+    average(its seeds' results)}`` (default :func:`mean_over_seeds`): the form :func:`check_seed_means` accepts and
+    :func:`seed_mean_at` reads."""
+    average = mean_over_seeds if average is None else check_callable("average", average)
+    runs = sweep_settings(fn, settings, datasets, [{}], seeds=seeds, device=device, store=store, named=named)
+    return {name: {"seeds": [r["seed"] for r in records], "mean": average([r["result"] for r in records])}
+            for name, records in runs.items()}
+
+
+def seed_mean_at(results: Mapping, name: str, *keys):
+    """``results[name]["mean"][keys[0]][keys[1]]...`` of :func:`sweep_seed_means`'s output, or ``None`` where a
+    level is missing (a setting not run)."""
+    value = check_type("results", results, Mapping).get(name, {}).get("mean")
+    for key in keys:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
 
 
 def setting_from_dict(setting: Mapping) -> PaperSetting:

@@ -15,8 +15,8 @@ from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
 from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, group_clients, load_federated, load_femnist,
                           load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict, settings_table, stand_in_data,
-                          sweep_settings)
+                          check_seed_means, mean_over_seeds, seconds_per_round, seed_mean_at, setting_from_dict,
+                          settings_table, stand_in_data, sweep_seed_means, sweep_settings)
 
 
 @pytest.fixture
@@ -219,6 +219,24 @@ def test_sweep_settings_runs_every_point_and_seed_and_resumes(tmp_path):
     assert [r["result"]["seed"] for r in again["mnist"]] == [0]
     with pytest.raises(ValueError, match="datasets"):
         sweep_settings(_record_run, settings, ["cifar10"], [{"point": 1}])
+
+
+def _score_run(*, setting, device, seed):
+    return {"score": {"a": float(seed), "b": 10.0 * seed}}
+
+
+def test_sweep_seed_means_averages_each_settings_seeds_and_seed_mean_at_reads_them(tmp_path):
+    settings = {"mnist": PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 3, "")}
+    results = sweep_seed_means(_score_run, settings, ["mnist"], store=tmp_path)
+    assert results == {"mnist": {"seeds": [0, 1, 2], "mean": {"score": {"a": 1.0, "b": 10.0}}}}
+    assert check_seed_means(results) is results
+    last = sweep_seed_means(_score_run, settings, ["mnist"], store=tmp_path, average=lambda runs: runs[-1])
+    assert last["mnist"]["mean"] == {"score": {"a": 2.0, "b": 20.0}}
+    assert seed_mean_at(results, "mnist", "score", "b") == 10.0
+    assert seed_mean_at(results, "mnist") == results["mnist"]["mean"]
+    assert seed_mean_at(results, "cifar10", "score") is None and seed_mean_at(results, "mnist", "score", "c") is None
+    with pytest.raises(TypeError, match="average"):
+        sweep_seed_means(_score_run, settings, ["mnist"], store=tmp_path, average=3)
 
 
 def test_settings_round_trip_through_a_sweep_and_seeds_average_leaf_by_leaf():

@@ -35,8 +35,8 @@ from fedlab.engine.device import resolve_device
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.experiments import (PAPER_TABLE_3_2, PAPER_TABLE_3_3, PAPER_TABLE_5, PAPER_TABLE_7,
                                       erdos_renyi_mixing)
-from fedlab.paper import (PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict,
-                          stand_in_data, sweep_settings)
+from fedlab.paper import (PaperSetting, check_seed_means, seconds_per_round, seed_mean_at, setting_from_dict,
+                          stand_in_data, sweep_seed_means)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "TABLE_3_2_METHODS", "SAMPLING_METHODS", "LEARNING_RATES",
            "PROX_MU", "PARTICIPATION", "SETTINGS", "run_setting", "run_paper", "paper_claims",
@@ -267,10 +267,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    runs = sweep_settings(run_setting, _check_settings(settings), datasets, [{}], seeds=seeds, device=device,
-                          store=store, named=True)
-    return {name: {"seeds": [r["seed"] for r in records], "mean": mean_over_seeds([r["result"] for r in records])}
-            for name, records in runs.items()}
+    return sweep_seed_means(run_setting, _check_settings(settings), datasets, seeds=seeds, device=device, store=store,
+                            named=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -291,18 +289,9 @@ def _fact(source: str, statement: str, holds: bool | None, dataset: str) -> Clai
                  "qualitative", holds=holds, why="" if holds is not None else _why(dataset))
 
 
-def _get(results: dict, name: str, *keys):
-    value = results.get(name, {}).get("mean")
-    for key in keys:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value
-
-
 def _table_3_2(results: dict, name: str, dataset: str) -> list[Claim]:
     row, claims = TABLE_NAMES[dataset], []
-    methods = _get(results, name, "methods")
+    methods = seed_mean_at(results, name, "methods")
     for label, (avg, bottom) in PAPER_TABLE_3_2[row].items():
         got = (methods or {}).get(label, {})
         claims += [_number(f"Table 3.2, {row}, {label}", "average test accuracy (%)", avg, got.get("average"), dataset),
@@ -317,7 +306,7 @@ def _table_3_2(results: dict, name: str, dataset: str) -> list[Claim]:
 
 def _table_3_3(results: dict, name: str, dataset: str) -> list[Claim]:
     row, claims = TABLE_NAMES[dataset], []
-    unseen = _get(results, name, "unseen")
+    unseen = seed_mean_at(results, name, "unseen")
     for label, (test, _) in PAPER_TABLE_3_3[row].items():
         got = (unseen or {}).get(label, {})
         claims.append(_number(f"Table 3.3, {row}, {label}", "unseen clients: test accuracy (%)", test,
@@ -331,7 +320,8 @@ def _table_3_3(results: dict, name: str, dataset: str) -> list[Claim]:
 
 def _table_5(results: dict, name: str, dataset: str) -> list[Claim]:
     row = TABLE_NAMES[dataset]
-    dec, fedem = _get(results, name, "d-fedem", "average"), _get(results, name, "methods", "FedEM", "average")
+    dec = seed_mean_at(results, name, "d-fedem", "average")
+    fedem = seed_mean_at(results, name, "methods", "FedEM", "average")
     return [_number(f"Table 5 (App. E.9), {row}, D-FedEM", "average test accuracy (%)", PAPER_TABLE_5[row]["D-FedEM"],
                     dec, dataset),
             _fact(f"Table 5 (App. E.9), {row}", "D-FedEM ≤ FedEM", None if dec is None else bool(dec <= fedem),
@@ -344,7 +334,7 @@ _TABLE_6_BEST = {"FEMNIST": False, "EMNIST": False, "CIFAR10": True, "CIFAR100":
 
 def _table_6(results: dict, name: str, dataset: str) -> list[Claim]:
     row = TABLE_NAMES[dataset]
-    methods = _get(results, name, "methods")
+    methods = seed_mean_at(results, name, "methods")
     within = None if not methods else methods["FedEM"]["best_within_k_over_m"]
     best = None if not methods else bool(within >= max(v["best_average"] for k, v in methods.items() if k != "FedEM"))
     said = "is" if _TABLE_6_BEST[row] else "is not"
@@ -356,7 +346,7 @@ def _table_6(results: dict, name: str, dataset: str) -> list[Claim]:
 
 def _table_7(results: dict, name: str, dataset: str) -> list[Claim]:
     row, claims = TABLE_NAMES[dataset], []
-    methods = _get(results, name, "methods")
+    methods = seed_mean_at(results, name, "methods")
     for label, value in PAPER_TABLE_7[row].items():
         got = (methods or {}).get(label, {})
         claims.append(_number(f"Table 7 (App. E.14), {row}, {label}", "20 % sampling: average test accuracy (%), "
@@ -369,8 +359,8 @@ def _table_7(results: dict, name: str, dataset: str) -> list[Claim]:
 
 def _unseen_gap(results: dict) -> Claim:
     """§3.5.6: new clients can do better than the old ones (CIFAR-100: 47.5 % vs 44.1 %)."""
-    new, old = _get(results, "cifar100", "unseen", "FedEM", "test"), _get(results, "cifar100", "methods", "FedEM",
-                                                                         "average")
+    new = seed_mean_at(results, "cifar100", "unseen", "FedEM", "test")
+    old = seed_mean_at(results, "cifar100", "methods", "FedEM", "average")
     return Claim(CHAPTER, "§3.5.6, Tables 3.2/3.3, CIFAR100", "FedEM: unseen − seen clients' test accuracy (pp)",
                  round(47.5 - 44.1, 1), None if new is None else 100 * (new - old), "direction", tolerance=2.0,
                  why="" if new is not None else _why("cifar100"), digits=1)

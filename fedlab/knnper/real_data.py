@@ -34,8 +34,8 @@ from fedlab.engine.device import resolve_device
 from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, accuracy_grid, client_features, embedding_dim
 from fedlab.knnper.experiments import PAPER_METHODS, PAPER_TABLE_3_5, PAPER_TABLE_3_6
 from fedlab.models import Params
-from fedlab.paper import (PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, setting_from_dict,
-                          stand_in_data, sweep_settings)
+from fedlab.paper import (PaperSetting, check_seed_means, seconds_per_round, seed_mean_at, setting_from_dict,
+                          stand_in_data, sweep_seed_means)
 
 __all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION",
            "PARTICIPATION", "SETTINGS", "run_setting",
@@ -255,10 +255,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    runs = sweep_settings(run_setting, _check_settings(settings), datasets, [{}], seeds=seeds, device=device,
-                          store=store, named=True)
-    return {name: {"seeds": [r["seed"] for r in records], "mean": mean_over_seeds([r["result"] for r in records])}
-            for name, records in runs.items()}
+    return sweep_seed_means(run_setting, _check_settings(settings), datasets, seeds=seeds, device=device, store=store,
+                            named=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -275,18 +273,9 @@ def _number(source: str, statement: str, paper: float, measured: float | None, d
                  tolerance=tolerance, why="" if measured is not None else _why(dataset), digits=1)
 
 
-def _get(results: dict, dataset: str, *keys):
-    value = results.get(dataset, {}).get("mean")
-    for key in keys:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value
-
-
 def _table_3_5(results: dict, dataset: str) -> list[Claim]:
     row, claims = TABLE_NAMES[dataset], []
-    methods = _get(results, dataset, "methods") or {}
+    methods = seed_mean_at(results, dataset, "methods") or {}
     for label, paper in zip(PAPER_METHODS, PAPER_TABLE_3_5[row]):
         if paper is None:
             continue
@@ -306,7 +295,7 @@ def _table_3_5(results: dict, dataset: str) -> list[Claim]:
 
 def _table_3_6(results: dict, dataset: str) -> list[Claim]:
     row, claims = TABLE_NAMES[dataset], []
-    unseen = _get(results, dataset, "unseen") or {}
+    unseen = seed_mean_at(results, dataset, "unseen") or {}
     for label, paper in zip(PAPER_METHODS[1:], PAPER_TABLE_3_6[row]):
         if paper is None:
             continue
@@ -321,7 +310,7 @@ def _table_3_6(results: dict, dataset: str) -> list[Claim]:
 
 
 def _local_gaps(results: dict) -> list[Claim]:
-    methods = _get(results, "cifar10", "methods") or {}
+    methods = seed_mean_at(results, "cifar10", "methods") or {}
     claims = []
     for other, gap in (("kNN-Per", 25.0), ("Ditto", 22.0)):
         measured = None if not methods else methods[other]["average"] - methods["Local"]["average"]

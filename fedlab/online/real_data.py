@@ -41,7 +41,7 @@ from fedlab.models import Model
 from fedlab.online.experiments import MixtureStream, loglog_slope, mixture_stream_regret, sublinear_from
 from fedlab.online.algorithms import FEMOMD, FedOMD
 from fedlab.paper import (DATA_SHAPES, PaperSetting, check_seed_means, seconds_per_round, setting_from_dict,
-                          sweep_settings)
+                          sweep_seed_means)
 
 __all__ = ["CHAPTER", "DATASETS", "METHODS", "PAPER_NAMES", "LINEAR", "T0_FRACTION", "SETTINGS",
            "paper_stream", "train_central", "online_paper_run", "run_paper", "paper_claims", "expected_seconds"]
@@ -182,10 +182,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
         ``{setting: {"seeds": [...], "mean": {"t", "comparator_accuracy", method: {"regret", "regret_runs",
         "accuracy", "mean_accuracy"}}}}`` (curves averaged over seeds).
     """
-    runs = sweep_settings(online_paper_run, _check_settings(settings), datasets, [{}], seeds=seeds, device=device,
-                          store=store)
-    return {name: {"seeds": [r["seed"] for r in records], "mean": _seed_mean([r["result"] for r in records])}
-            for name, records in runs.items()}
+    return sweep_seed_means(online_paper_run, _check_settings(settings), datasets, seeds=seeds, device=device,
+                            store=store, average=_seed_mean)
 
 
 def _shape(mean: dict, method: str) -> tuple[int | None, float]:
