@@ -36,22 +36,49 @@ __all__ = ["DriftingLeastSquares", "make_drifting_least_squares", "random_walk",
 
 
 
-def _check_agents(problem, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The agents' feature variances and offset directions (one row each, ``dim`` columns when given), and the
-    offset and drift variances, checked; returns ``(feature_var, offset_dirs)``."""
-    v = check_array("feature_var", problem.feature_var, ndim=1)
-    if v.size == 0 or np.any(v <= 0):
-        raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
-    z = check_array("offset_dirs", problem.offset_dirs, ndim=2)
-    if z.shape[0] != v.size or (dim is not None and z.shape[1] != dim):
-        columns = "" if dim is None else f" and {dim} columns"
-        raise ValueError(f"offset_dirs must have one row per agent ({v.size}){columns}, got shape {z.shape}.")
-    check_real("offset_var", problem.offset_var, low=0)
-    check_real("drift_var", problem.drift_var, low=0)
-    return v, z
+@dataclass(frozen=True)
+class _DriftingAgents:
+    r"""What the least-squares and the logistic problems share: the agents' feature variances :math:`v_k` and offset
+    directions :math:`z_k`, the offset and drift variances, the start model :math:`w^\star_0`."""
+
+    feature_var: np.ndarray
+    offset_dirs: np.ndarray
+    offset_var: float = 0.1
+    drift_var: float = 0.0
+    w_start: np.ndarray | None = None
+
+    def _check_agents(self, dim: int | None = None) -> None:
+        """Check the shared fields (``dim`` columns of ``offset_dirs`` when given) and store them as arrays."""
+        v = check_array("feature_var", self.feature_var, ndim=1)
+        if v.size == 0 or np.any(v <= 0):
+            raise ValueError(f"feature_var must be a non-empty vector of positive variances, got {v}.")
+        z = check_array("offset_dirs", self.offset_dirs, ndim=2)
+        if z.shape[0] != v.size or (dim is not None and z.shape[1] != dim):
+            columns = "" if dim is None else f" and {dim} columns"
+            raise ValueError(f"offset_dirs must have one row per agent ({v.size}){columns}, got shape {z.shape}.")
+        check_real("offset_var", self.offset_var, low=0)
+        check_real("drift_var", self.drift_var, low=0)
+        d = z.shape[1]
+        w0 = np.zeros(d) if self.w_start is None else check_array("w_start", self.w_start, shape=(d,))
+        object.__setattr__(self, "feature_var", v)
+        object.__setattr__(self, "offset_dirs", z)
+        object.__setattr__(self, "w_start", w0)
+
+    @property
+    def n_agents(self) -> int:
+        return self.feature_var.size
+
+    @property
+    def dim(self) -> int:
+        return self.offset_dirs.shape[1]
+
+    def with_(self, **changes):
+        """A copy with some fields changed (e.g. ``problem.with_(drift_var=1e-3)``)."""
+        return replace(self, **changes)
+
 
 @dataclass(frozen=True)
-class DriftingLeastSquares:
+class DriftingLeastSquares(_DriftingAgents):
     r"""The drifting federated least-squares problem (module docstring).
 
     Parameters
@@ -70,28 +97,11 @@ class DriftingLeastSquares:
         :math:`w^\star_0`.
     """
 
-    feature_var: np.ndarray
-    offset_dirs: np.ndarray
-    offset_var: float = 0.1
-    drift_var: float = 0.0
     noise_std: float = 0.5
-    w_start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        v, z = _check_agents(self)
+        self._check_agents()
         check_real("noise_std", self.noise_std, low=0)
-        w0 = np.zeros(z.shape[1]) if self.w_start is None else check_array("w_start", self.w_start, shape=(z.shape[1],))
-        object.__setattr__(self, "feature_var", v)
-        object.__setattr__(self, "offset_dirs", z)
-        object.__setattr__(self, "w_start", w0)
-
-    @property
-    def n_agents(self) -> int:
-        return self.feature_var.size
-
-    @property
-    def dim(self) -> int:
-        return self.offset_dirs.shape[1]
 
     @property
     def offsets(self) -> np.ndarray:
@@ -115,10 +125,6 @@ class DriftingLeastSquares:
         r"""Aggregate risk :math:`\frac1K\sum_k P_k(w) = \frac1K\sum_k \tfrac{v_k}2\|w-w^\star_k\|^2 + \tfrac{\sigma_n^2}2`."""
         diff = np.asarray(w, dtype=float)[..., None, :] - self.agent_optima(w_star)
         return 0.5 * np.mean(self.feature_var * np.sum(diff ** 2, -1), -1) + 0.5 * self.noise_std ** 2
-
-    def with_(self, **changes) -> "DriftingLeastSquares":
-        """A copy with some fields changed (e.g. ``problem.with_(drift_var=1e-3)``)."""
-        return replace(self, **changes)
 
 
 def make_drifting_least_squares(n_agents: int = 20, dim: int = 2, *, offset_var: float = 0.1, drift_var: float = 0.0,
@@ -190,7 +196,7 @@ def sample_least_squares(problem: DriftingLeastSquares, w_star, agents, batch: i
 
 
 @dataclass(frozen=True)
-class DriftingLogistic:
+class DriftingLogistic(_DriftingAgents):
     r"""The paper's drifting logistic problem (29) in two dimensions (module docstring; spec C.6).
 
     Agent k sees :math:`h\sim\mathcal N(0, v_kI_2)` with the label :math:`\gamma = \mathrm{sign}(h^\top w^\star_{k,i})`,
@@ -212,28 +218,11 @@ class DriftingLogistic:
         :math:`w^\star_0`.
     """
 
-    feature_var: np.ndarray
-    offset_dirs: np.ndarray
-    offset_var: float = 0.1
-    drift_var: float = 0.0
     reg_rho: float = 0.01
-    w_start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        v, z = _check_agents(self, dim=2)
+        self._check_agents(dim=2)
         check_real("reg_rho", self.reg_rho, low=0, low_open=True)
-        w0 = np.zeros(2) if self.w_start is None else check_array("w_start", self.w_start, shape=(2,))
-        object.__setattr__(self, "feature_var", v)
-        object.__setattr__(self, "offset_dirs", z)
-        object.__setattr__(self, "w_start", w0)
-
-    @property
-    def n_agents(self) -> int:
-        return self.feature_var.size
-
-    @property
-    def dim(self) -> int:
-        return 2
 
     def agent_optima(self, w_star, offset_var=None) -> np.ndarray:
         r"""Label-generating models :math:`w^\star + c_k`, shape (..., K, 2); ``offset_var`` (...,) overrides
@@ -246,10 +235,6 @@ class DriftingLogistic:
         r"""Aggregate minimiser :math:`w^o` for common model(s) ``w_star`` (..., 2) (:func:`logistic_risk_minimizer`)."""
         return logistic_risk_minimizer(self.feature_var, self.agent_optima(w_star, offset_var), self.reg_rho,
                                        w_init=w_init)
-
-    def with_(self, **changes) -> "DriftingLogistic":
-        """A copy with some fields changed."""
-        return replace(self, **changes)
 
 
 def make_drifting_logistic(n_agents: int = 20, *, offset_var: float = 0.1, drift_var: float = 0.0,
