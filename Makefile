@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 MODE ?= smoke
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test install lab bench clean
+.PHONY: run test check-headlines install lab bench clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,10 @@ run: install
 
 test: install
 	bash tools/install_browser.sh   # headless Chromium for the browser tests (never fails)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal
+
+check-headlines: install   # every notebook under the native and the portable CPU dispatch (CONTRIBUTING.md)
+	$(PY) -m pytest -n auto --dist worksteal tests/test_notebooks.py
 
 lab: install
 	$(VENV)/bin/jupyter lab notebooks/

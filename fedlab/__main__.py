@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--jobs", type=_positive_int, default=None, help="notebooks executed in parallel (default: cores)")
     run.add_argument("--timeout", type=_positive_int, default=900, help="per-cell timeout in seconds")
     run.add_argument("--build", default="build", help="output folder (default: build)")
-    run.add_argument("--update-summaries", action="store_true",
-                     help="store each notebook's summary output in the notebook (what the tests compare); smoke mode")
+    run.add_argument("--update-headlines", action="store_true",
+                     help="store each notebook's headline numbers in the notebook (what the tests compare); smoke mode")
     sub.add_parser("list", help="list the notebooks in reading order")
     data = sub.add_parser("data", help="the real data sets of paper mode: fetch them once, list what is present")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         find_notebooks(only=args.only, paper=args.mode == "paper")
     except ValueError as err:
         run.error(f"argument --only: {err}")
-    if args.update_summaries and args.mode != "smoke":
-        run.error("argument --update-summaries: stores the smoke mode's summaries; drop --mode or use --mode smoke")
+    if args.update_headlines and args.mode != "smoke":
+        run.error("argument --update-headlines: stores the smoke mode's headlines; drop --mode or use --mode smoke")
     results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout,
-                           update_summaries=args.update_summaries)
+                           update_headlines=args.update_headlines)
     failed = [r for r in results if r.status == "failed"]
     for r in results:
         if r.status == "data absent":

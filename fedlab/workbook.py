@@ -1,7 +1,7 @@
 """Execute the notebooks headlessly (papermill), collect their headline numbers and claims, publish the report.
 
-Every notebook prints its headline numbers (the ``name: value`` lines of the cell that starts with
-``# NBVAL_CHECK_OUTPUT``) and shows its paper claims with :func:`fedlab.claims.show_claims`, which attaches them to
+Every notebook shows its headline numbers (the cell that starts with ``# HEADLINES`` calls
+:func:`fedlab.headlines.show_headlines`) and shows its paper claims with :func:`fedlab.claims.show_claims`, which attaches them to
 the cell's output as JSON (:data:`fedlab.claims.MIME_TYPE`). :func:`run_workbook` executes the notebooks into the
 build folder, stores each notebook's claims next to it (``<notebook>.claims.json``) and all of them in
 ``claims.json``, then builds the report, a static site (Sphinx, myst-nb and sphinx-book-theme; configuration in
@@ -35,13 +35,13 @@ from string import Template
 
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
+from fedlab.headlines import MARK as HEADLINE_MARK, MIME_TYPE as HEADLINES_MIME, Headline, compare_headlines
 from fedlab.tables import markdown_table
 
 __all__ = ["MODES", "STATUSES", "PAPER_DATA_KEY", "NotebookResult", "find_notebooks", "paper_data",
-           "headline_numbers", "store_summary", "notebook_claims", "key_figure", "is_solution", "page_notebook",
+           "stored_headlines", "headline_numbers", "store_headlines", "headline_differences", "notebook_claims", "key_figure", "is_solution", "page_notebook",
            "execute_notebook", "scoreboard_markdown", "scoreboard_lines", "build_report", "run_workbook"]
 
-SUMMARY_MARK = "# NBVAL_CHECK_OUTPUT"
 MODES = ("smoke", "full", "paper")
 PAPER_DATA_KEY = ("fedlab", "paper_data")    # notebook metadata: the data sets of a notebook's paper mode
 STATUSES = ("ok", "data absent", "failed")
@@ -116,47 +116,54 @@ def _title_and_summary(nb) -> tuple[str, str]:
     return "", ""
 
 
+def _headline_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(HEADLINE_MARK)]
+
+
+def stored_headlines(nb) -> list[dict]:
+    """The headlines (:meth:`fedlab.headlines.Headline.to_dict`) shown by the notebook's headline cell."""
+    return [h for cell in _headline_cells(nb) for out in cell.get("outputs", [])
+            for h in out.get("data", {}).get(HEADLINES_MIME, [])]
+
+
 def headline_numbers(nb) -> dict[str, str]:
-    """``name: value`` lines printed by the notebook's ``# NBVAL_CHECK_OUTPUT`` cells."""
-    numbers = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.lstrip().startswith(SUMMARY_MARK):
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "stream" and out.get("name") == "stdout":
-                    for line in out["text"].splitlines():
-                        name, sep, value = line.partition(":")
-                        if sep:
-                            numbers[name.strip()] = value.strip()
-    return numbers
+    """The notebook's headline numbers as shown, ``{name: rounded value}``."""
+    return dict(Headline.from_dict(h).text().split(": ", 1) for h in stored_headlines(nb))
 
 
-def _summary_cells(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(SUMMARY_MARK)]
+def store_headlines(source: Path, executed: Path) -> bool:
+    """Copy the headline cell's output from an executed notebook into its stored source; True if it changed.
 
-
-def store_summary(source: Path, executed: Path) -> bool:
-    """Copy the summary cell's printed lines from an executed notebook into its stored source; True if they changed.
-
-    The stored output is what the test command compares (nbval, ``--nbval-lax``; the cell is marked as run,
-    ``execution_count`` 1): every other cell stays without outputs, so a changed headline number fails the tests until
-    it is stored again on purpose.
+    The stored output is what the test command compares (:func:`fedlab.headlines.compare_headlines`): every other
+    cell stays without outputs, so a headline that moves beyond its tolerance fails the tests until it is stored
+    again on purpose.
     """
     import nbformat
 
     src, run = nbformat.read(source, as_version=4), nbformat.read(executed, as_version=4)
-    targets, results = _summary_cells(src), _summary_cells(run)
-    if len(targets) != len(results) or not targets:
-        raise ValueError(f"{executed} and {source} must have the same summary cells ({SUMMARY_MARK}).")
-    changed = False
-    for target, result in zip(targets, results):
-        outputs = [nbformat.v4.new_output("stream", name="stdout", text="".join(
-            o["text"] for o in result.outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"))]
-        if target.outputs != outputs or target.execution_count != 1:
-            target.outputs, changed = outputs, True
-            target.execution_count = 1  # nbval compares only cells that were run
-    if changed:
-        nbformat.write(src, source)
-    return changed
+    targets, results = _headline_cells(src), _headline_cells(run)
+    if len(targets) != 1 or len(results) != 1 or not stored_headlines(run):
+        raise ValueError(f"{executed} and {source} must each have one headline cell ({HEADLINE_MARK}) that shows "
+                         "its headlines (fedlab.headlines.show_headlines).")
+    outputs = [o for o in results[0].outputs if HEADLINES_MIME in o.get("data", {})]
+    for out in outputs:
+        out.pop("transient", None)
+    if targets[0].outputs == outputs:
+        return False
+    targets[0].outputs, targets[0].execution_count = outputs, None
+    nbformat.write(src, source)
+    return True
+
+
+def headline_differences(source: Path, executed: Path) -> list[str]:
+    """Each headline of the ``executed`` notebook beyond its tolerance of the one stored in ``source``, one line each
+    (:func:`fedlab.headlines.compare_headlines`); empty when all agree."""
+    import nbformat
+
+    stored = stored_headlines(nbformat.read(source, as_version=4))
+    if not stored:
+        return [f"{Path(source).name} stores no headlines: store them with python -m fedlab run --update-headlines"]
+    return compare_headlines(stored, stored_headlines(nbformat.read(executed, as_version=4)))
 
 
 def notebook_claims(nb) -> list[Claim]:
@@ -199,13 +206,14 @@ def page_notebook(nb):
 
     A markdown solution is wrapped in ``<details class="solution">``; a code solution gets myst-nb's ``hide-cell``
     tag (source and outputs in a ``<details>``), with "Show solution" as its prompt. The claims' JSON
-    (:data:`fedlab.claims.MIME_TYPE`) leaves the outputs: the scoreboard holds the claims and the page shows the
-    markdown table of the same output.
+    (:data:`fedlab.claims.MIME_TYPE`) and the headlines' (:data:`fedlab.headlines.MIME_TYPE`) leave the outputs: the
+    scoreboard holds them and the page shows the text of the same outputs.
     """
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             out.get("data", {}).pop(MIME_TYPE, None)
+            out.get("data", {}).pop(HEADLINES_MIME, None)
         if not is_solution(cell):
             continue
         if cell.cell_type == "markdown":
@@ -449,15 +457,15 @@ def build_report(results: list[NotebookResult], build: Path, mode: str) -> tuple
 
 def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | os.PathLike = ROOT / "build",
                  jobs: int | None = None, timeout: int = 900, notebooks: str | os.PathLike = ROOT / "notebooks",
-                 update_summaries: bool = False, echo=print) -> list[NotebookResult]:
+                 update_headlines: bool = False, echo=print) -> list[NotebookResult]:
     """Execute the notebooks (``jobs`` at a time), build the report and print the scoreboard.
 
-    Every argument is checked, and the notebooks found, before anything is created. ``update_summaries`` (default
-    mode only) stores each successful notebook's summary output in the notebook (:func:`store_summary`).
+    Every argument is checked, and the notebooks found, before anything is created. ``update_headlines`` (default
+    mode only) stores each successful notebook's headlines in the notebook (:func:`store_headlines`).
     """
     check_choice("mode", mode, MODES)
-    if update_summaries and mode != "smoke":
-        raise ValueError(f"update_summaries stores the default (smoke) mode's summaries; got mode={mode!r}.")
+    if update_headlines and mode != "smoke":
+        raise ValueError(f"update_headlines stores the default (smoke) mode's headlines; got mode={mode!r}.")
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
     paths = [p.resolve() for p in find_notebooks(notebooks, only, paper=mode == "paper")]
@@ -478,10 +486,10 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     echo(f"Running {len(paths)} notebook(s) in {mode} mode, {jobs} at a time, into {build}/ ...")
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, paths))
-    if update_summaries:
+    if update_headlines:
         for r, path in zip(results, paths):
-            if r.status == "ok" and store_summary(path, build / path.name):
-                echo(f"stored the new summary of {path.name}")
+            if r.status == "ok" and store_headlines(path, build / path.name):
+                echo(f"stored the new headlines of {path.name}")
     echo("\nSummary (claims by verdict)")
     for line in scoreboard_lines(results):
         echo(line)

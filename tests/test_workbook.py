@@ -7,9 +7,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
+from fedlab.headlines import MIME_TYPE as HEADLINES_MIME, Headline
 from fedlab.workbook import (NotebookResult, find_notebooks, headline_numbers, is_solution, key_figure,
                              notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown,
-                             store_summary)
+                             store_headlines, stored_headlines)
 from notebook_runner import CLAIMS, KERNELSPEC, write_chapter
 
 PNG = {name: base64.b64encode(name.encode()).decode() for name in ("first", "tagged", "last")}
@@ -46,12 +47,20 @@ def test_find_notebooks_orders_and_filters(tmp_path):
         find_notebooks(tmp_path, only="zzz")
 
 
-def test_headline_numbers_reads_the_summary_cell():
-    cell = new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")
-    cell.outputs = [new_output("stream", name="stdout", text="acc: 0.91\nnot a number line\nloss: 1.2\n")]
+def _headline_output(*headlines):
+    return new_output("display_data", data={"text/plain": "\n".join(h.text() for h in headlines),
+                                            HEADLINES_MIME: [h.to_dict() for h in headlines]})
+
+
+def test_headline_numbers_reads_the_headline_cell():
+    cell = new_code_cell("# HEADLINES\nshow_headlines(H)")
+    cell.outputs = [new_output("stream", name="stdout", text="printed: 1\n"),
+                    _headline_output(Headline("acc", 0.9149, digits=2), Headline("ok", True))]
     other = new_code_cell("print(2)")
-    other.outputs = [new_output("stream", name="stdout", text="ignored: 1\n")]
-    assert headline_numbers(new_notebook(cells=[other, cell])) == {"acc": "0.91", "loss": "1.2"}
+    other.outputs = [_headline_output(Headline("ignored", 1))]
+    nb = new_notebook(cells=[other, cell])
+    assert headline_numbers(nb) == {"acc": "0.91", "ok": "True"}
+    assert [h["value"] for h in stored_headlines(nb)] == [0.9149, True]
 
 
 def test_notebook_claims_in_cell_order_and_invalid_claims_name_the_cell():
@@ -121,30 +130,31 @@ def test_scoreboard_lines_total_per_chapter_and_overall():
     assert lines[3].split() == ["all", "2", "chapters", "1", "failed", "3.0", "s", "2", "0", "0", "1"]
 
 
-def test_store_summary_copies_only_the_summary_output(tmp_path):
+def test_store_headlines_copies_only_the_headline_output(tmp_path):
     source, executed = write_chapter(tmp_path, "00_good"), tmp_path / "run.ipynb"
     nb = nbformat.read(source, as_version=4)
-    summary = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("# NBVAL"))
-    summary.outputs = [new_output("stream", name="stdout", text="mode: smoke\n"),
-                       new_output("stream", name="stdout", text="answer: 42\n")]
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("# HEADLINES"))
+    cell.outputs = [new_output("stream", name="stdout", text="a print\n"),
+                    _headline_output(Headline("mode", "smoke"), Headline("answer", 42.0, digits=0))]
     nb.cells[1].outputs = [new_output("stream", name="stdout", text="noise\n")]
     nbformat.write(nb, executed)
-    assert store_summary(source, executed) and not store_summary(source, executed)
+    assert store_headlines(source, executed) and not store_headlines(source, executed)
     stored = nbformat.read(source, as_version=4)
     assert headline_numbers(stored) == {"mode": "smoke", "answer": "42"}
-    assert sum(bool(c.get("outputs")) for c in stored.cells if c.cell_type == "code") == 1
+    assert [len(c.get("outputs", [])) for c in stored.cells if c.cell_type == "code"].count(1) == 1
+    assert all(c.execution_count is None for c in stored.cells if c.cell_type == "code")
     empty = tmp_path / "empty.ipynb"
     nbformat.write(new_notebook(), empty)
-    with pytest.raises(ValueError, match="summary cells"):
-        store_summary(source, empty)
+    with pytest.raises(ValueError, match="one headline cell"):
+        store_headlines(source, empty)
 
 
-def test_update_summaries_is_for_smoke_mode(tmp_path, capsys):
-    with pytest.raises(ValueError, match="update_summaries"):
-        run_workbook(mode="full", update_summaries=True, build=tmp_path / "b")
+def test_update_headlines_is_for_smoke_mode(tmp_path, capsys):
+    with pytest.raises(ValueError, match="update_headlines"):
+        run_workbook(mode="full", update_headlines=True, build=tmp_path / "b")
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--mode", "full", "--update-summaries", "--build", str(tmp_path / "b")])
-    assert exit_info.value.code == 2 and "--update-summaries" in capsys.readouterr().err
+        main(["run", "--mode", "full", "--update-headlines", "--build", str(tmp_path / "b")])
+    assert exit_info.value.code == 2 and "--update-headlines" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
 
 

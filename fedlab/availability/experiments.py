@@ -233,7 +233,9 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     Returns
     -------
     dict
-        See :func:`summarize_run`, plus ``"config"``-like fields ``method``, ``kappa2``, ``pi`` and ``lam``.
+        See :func:`summarize_run`, plus ``"config"``-like fields ``method``, ``kappa2``, ``pi`` and ``lam``, and
+        ``n_test``: the test-set size worth one sample of the α-weighted accuracy in the worst case,
+        :math:`\min_k n_k^{test}/\alpha_k` (one test sample of client :math:`k` moves it by :math:`\alpha_k/n_k^{test}`).
     """
     check_choice("method", method, PRESETS)
     check_real("kappa2", kappa2, low=0)
@@ -254,6 +256,8 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     _, history = run(algo, data, rounds=rounds, seed=seed, eval_every=eval_every, progress=False)
     n = data.train.n.numpy().astype(float)
     out = summarize_run(history, population, n / n.sum())
+    n_test = data.test.n.numpy().astype(float)
+    out["n_test"] = int(np.min((n_test * n.sum() / np.maximum(n, 1))[n_test > 0]))
     out.update({"method": method, "kappa2": float(kappa2), "pi": population.client_pi.tolist(),
                 "lam": population.client_lambda.tolist()})
     if method == "cafed":

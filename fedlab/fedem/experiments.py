@@ -447,7 +447,8 @@ def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n
     Returns
     -------
     dict
-        ``{label: {"average", "bottom_decile", "train_average"}}`` on the unseen clients, plus
+        ``{label: {"average", "bottom_decile", "train_average", "n_test"}}`` on the unseen clients (``n_test``:
+        their test-set size), plus
         ``"seen_fedem"`` (FedEM on the training clients) and ``"pi_entropy"`` (mean entropy of π, seen vs
         unseen, thesis App. E.11).
     """
@@ -464,7 +465,7 @@ def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n
     def pack(metrics):
         scores = protocol_scores(metrics, n_test)
         tr = protocol_scores({"test_accuracy": metrics["train_accuracy"]}, fed_new.train.n.numpy())["average"]
-        return {**scores, "train_average": tr}
+        return {**scores, "train_average": tr, "n_test": int(n_test.sum())}
 
     fedavg, state, _ = train_method("fedavg", fed_seen, model, seed=seed, **cfg)
     out["FedAvg"] = pack(fedavg.evaluate(state, fed_new))
@@ -546,7 +547,7 @@ def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int 
     Returns
     -------
     dict
-        ``{"Local", "FedAvg", "FedEM (M=2)"}`` -> protocol scores.
+        ``{"Local", "FedAvg", "FedEM (M=2)"}`` -> protocol scores and ``n_test`` (the test-set size).
     """
     from fedlab.engine import FederatedDataset
 
@@ -567,7 +568,7 @@ def opposite_labels_demo(*, n_clients: int = 10, n_samples: int = 100, dim: int 
     for label, name, opts in (("Local", "local", {}), ("FedAvg", "fedavg", {}),
                               ("FedEM (M=2)", "fedem", {"n_components": 2})):
         _, _, h = train_method(name, fed, model, seed=seed, **cfg, **opts)
-        out[label] = history_scores(h)
+        out[label] = {**history_scores(h), "n_test": int(fed.test.n.sum())}
     return out
 
 

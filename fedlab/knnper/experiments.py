@@ -547,7 +547,7 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
     Returns
     -------
     dict with ``methods[name] = {"average", "bottom_decile", "train_accuracy", "per_client"}``,
-    ``old_clients``, ``new_clients``.
+    ``old_clients``, ``new_clients``, ``n_test`` (the new clients' test sizes).
     """
     methods = _check_methods(methods)
     new, ids, trained = _trained_on_old_clients(methods, alpha=alpha, n_clients=n_clients, new_fraction=new_fraction,
@@ -556,7 +556,7 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
                                                 n_components=n_components, seed=seed)
     options = _new_client_options(rounds, local_steps)
     n_test, n_train = new.test.n.numpy(), new.trainval.n.numpy().astype(float)
-    out: dict = {"methods": {}, **{key: v.tolist() for key, v in ids.items()}}
+    out: dict = {"methods": {}, **{key: v.tolist() for key, v in ids.items()}, "n_test": n_test.tolist()}
     for name in methods:
         metrics = _new_client_metrics(name, trained, new, options=options, k=k, sigma=sigma, seed=seed)
         out["methods"][name] = {**scores(metrics["test_accuracy"], n_test),
@@ -653,14 +653,15 @@ def capacity_retrained(*, alpha: float = 0.3, n_clients: int = 20,
     Returns
     -------
     dict with ``capacities``, ``global`` (the global model's test accuracy), ``knnper`` (kNN-Per, λ_t on
-    validation) and ``store_median`` per capacity.
+    validation) and ``store_median`` per capacity; ``n_test`` (the clients' test sizes).
     """
     capacities = _capacities(capacities)
     _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
                  batch_size=batch_size, seed=seed, k=k, sigma=sigma)
     split, model = digits_split(n_clients, alpha, seed), digits_model()
     w = split.test.n.numpy().astype(float)
-    out: dict = {"capacities": capacities, "global": [], "knnper": [], "store_median": []}
+    out: dict = {"capacities": capacities, "global": [], "knnper": [], "store_median": [],
+                 "n_test": split.test.n.tolist()}
     for c in capacities:
         part = shrink_clients(split, c, seed)
         params, _, _ = train_global(part.federated(with_validation=False), rounds=rounds, seed=seed, lr=lr,
@@ -854,7 +855,8 @@ def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10,
     Returns
     -------
     dict with ``steps``, ``accuracy[strategy]`` (pooled test accuracy per step), ``global`` (the global
-    model's accuracy per step), ``store_size[strategy]`` (mean datastore size per step).
+    model's accuracy per step), ``store_size[strategy]`` (mean datastore size per step), ``n_test`` (test
+    samples pooled at each step).
     """
     check_int("k0", k0, low=1)
     check_int("n_steps", n_steps, low=k0 + 1)
@@ -884,11 +886,13 @@ def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10,
         pieces += [(kk, vv) for kk, vv in zip(np.array_split(fb_tr.keys[t], n_steps - k0),
                                               np.array_split(fb_tr.labels[t], n_steps - k0))]
         batches.append(pieces)
-    out: dict = {"steps": list(range(n_steps)), "k0": k0, "accuracy": {}, "store_size": {}, "global": []}
+    out: dict = {"steps": list(range(n_steps)), "k0": k0, "accuracy": {}, "store_size": {}, "global": [],
+                 "n_test": []}
     for j in range(n_steps):
         te = fa_te if j < k0 else fb_te
         correct = sum(int((g.argmax(1) == y).sum()) for g, y in zip(te.proba, te.labels))
-        out["global"].append(correct / sum(len(y) for y in te.labels))
+        out["n_test"].append(sum(len(y) for y in te.labels))
+        out["global"].append(correct / out["n_test"][-1])
     for strategy in strategies:
         stores = list(init)
         accs, sizes = [], []

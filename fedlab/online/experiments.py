@@ -672,7 +672,8 @@ def mixture_stream_regret(stream: MixtureStream, *, model: Callable[[], Model], 
     dict
         ``t``; per method of ``methods``: ``regret`` (mean over clients, cumulative), ``accuracy`` (per step, mean
         over clients) and ``mean_accuracy`` (over the second half of the horizon); ``comparator_accuracy`` (mean of
-        :math:`h^*` over all test draws); with ``"fem_omd"``, ``final_weights`` (:math:`\pi_{T,c}`, (C, m)).
+        :math:`h^*` over all test draws); ``n_test`` (the test samples behind each ``mean_accuracy``); with
+        ``"fem_omd"``, ``final_weights`` (:math:`\pi_{T,c}`, (C, m)).
     """
     check_type("stream", stream, MixtureStream)
     check_callable("model", model)
@@ -688,7 +689,8 @@ def mixture_stream_regret(stream: MixtureStream, *, model: Callable[[], Model], 
     check_choice("average", average, ("running", "last"))
     check_choice("gradient", gradient, DISCRIMINATIVE_GRADIENTS)
     seed = check_int("seed", seed, low=0)
-    out: dict[str, Any] = {"t": list(range(1, horizon + 1))}
+    out: dict[str, Any] = {"t": list(range(1, horizon + 1)),
+                           "n_test": (horizon - horizon // 2) * stream.n_clients * stream.n_test}
     comp = _comparator_accuracy(stream, comparator(*stream.pooled(horizon)), horizon)
     out["comparator_accuracy"] = float(comp.mean())
     for name in REGRET_METHODS:

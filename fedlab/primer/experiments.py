@@ -25,7 +25,8 @@ def digits_federation(n_clients: int, alpha: float, seed: int) -> FederatedDatas
 
 def train_on_digits(*, method: str, alpha: float, local_steps: int, participation: float, rounds: int,
                     n_clients: int, lr: float = 0.5, batch_size: int = 16, seed: int = 0) -> dict:
-    """Train a softmax regression with ``method`` on the digits federation; return curves and final metrics.
+    """Train a softmax regression with ``method`` on the digits federation; return curves and final metrics
+    (``n_test``: the clients' test-set sizes).
 
     Examples
     --------
@@ -45,7 +46,7 @@ def train_on_digits(*, method: str, alpha: float, local_steps: int, participatio
     return {"rounds": rounds_axis.tolist(), "test_accuracy": acc.tolist(),
             "train_loss": history.curve("train_loss")[1].tolist(),
             "final_accuracy": float(acc[-1]),
-            "bottom_decile": history.final("test_accuracy", "bottom_decile")}
+            "bottom_decile": history.final("test_accuracy", "bottom_decile"), "n_test": data.test.n.tolist()}
 
 
 def rounds_to_reach(rounds, accuracy, target: float) -> float:

@@ -146,7 +146,8 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
         ``metric`` name, ``values`` {strategy: value} for the four strategies, ``grid`` and ``grid_values``,
         ``best_grid_p``/``best_grid_value`` (the oracle "Optimal"), ``avg_values`` (q-averaged iterate),
         ``bayes`` (logistic task: the test accuracy (%) of the clients' true :math:`\theta_m`, averaged over
-        clients, the ceiling of any strategy; None for the linear task), ``seconds``.
+        clients, the ceiling of any strategy; None for the linear task), ``n_test`` (logistic task: the clients'
+        test sizes behind each accuracy; None for the linear task), ``seconds``.
     """
     start = time.perf_counter()
     task = check_choice("task", task, ("logistic", "linear"))
@@ -202,6 +203,7 @@ def compare_strategies(*, task: str = "logistic", h: float = 0.2, n_total: int =
         "grid": grid, "grid_values": grid_values,
         "best_grid_p": grid[best], "best_grid_value": grid_values[best],
         "bayes": _bayes(gen, seed) if task == "logistic" else None,
+        "n_test": data.test.n.tolist() if task == "logistic" else None,
         "seconds": time.perf_counter() - start,
     }
 

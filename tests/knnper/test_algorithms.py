@@ -127,6 +127,23 @@ def test_knn_search_backends_agree_and_cap_k():
     assert d0.shape == (0, 3)
 
 
+def test_knn_search_breaks_ties_by_index_whatever_the_float_noise():
+    rng = np.random.default_rng(1)
+    base = rng.random((6, 4))
+    keys = np.concatenate([base, base[::-1], base])           # every key three times: exact ties
+    q = rng.random((9, 4))
+    d, i = knn_search(q, keys, 7)
+    brute = np.linalg.norm(q[:, None] - keys[None], axis=2)
+    expected = np.lexsort((np.broadcast_to(np.arange(len(keys)), brute.shape), brute), axis=1)[:, :7]
+    assert np.array_equal(i, expected) and np.allclose(d, np.take_along_axis(brute, expected, 1), rtol=0, atol=1e-12)
+    # noise in the last bits (another CPU's kernels) leaves the neighbours and their order unchanged
+    noisy = keys * (1 + 1e-15 * rng.standard_normal(keys.shape))
+    assert np.array_equal(knn_search(q, noisy, 7)[1], i)
+    # equidistant keys around the query: ranked by index
+    ring = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    assert knn_search(np.zeros((1, 2)), ring, 4)[1].tolist() == [[0, 1, 2, 3]]
+
+
 def test_knn_search_errors():
     with pytest.raises(ValueError, match="k must be"):
         knn_search(np.zeros((1, 2)), np.zeros((3, 2)), 0)
