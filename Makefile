@@ -25,8 +25,8 @@ test: install
 check-headlines: install   # every notebook under the native and the portable CPU dispatch (CONTRIBUTING.md)
 	$(PY) -m pytest -n auto --dist worksteal tests/test_notebooks.py
 
-lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+lab: install   # as root (e.g. in a container) jupyter refuses to start without --allow-root
+	$(VENV)/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 bench: install
 	$(PY) benchmarks/engine.py

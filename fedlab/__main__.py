@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fedlab._validation import check_folder
 from fedlab.data.fetch import DATASETS, DownloadError, dataset_status, fetch
+from fedlab.data.vision import data_dir
 from fedlab.workbook import MODES, find_notebooks, run_workbook
 
 
@@ -53,11 +55,15 @@ def main(argv: list[str] | None = None) -> int:
             print(path.stem)
         return 0
     if args.command == "data":
-        return _data(args, get)
+        return _data(args, data, get)
     try:
         find_notebooks(only=args.only, paper=args.mode == "paper")
     except ValueError as err:
         run.error(f"argument --only: {err}")
+    try:
+        check_folder("--build", args.build)
+    except ValueError as err:
+        run.error(f"argument {str(err).rstrip('.')}")
     if args.update_headlines and args.mode != "smoke":
         run.error("argument --update-headlines: stores the smoke mode's headlines; drop --mode or use --mode smoke")
     results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout,
@@ -71,20 +77,30 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def _data(args, get: _Parser) -> int:
-    """``data list`` and ``data fetch``: a failed download is reported in one line (exit status 1)."""
+def _data(args, data: _Parser, get: _Parser) -> int:
+    """``data list`` and ``data fetch``: a bad argument or ``$FEDLAB_DATA`` is reported in one line (exit status 2),
+    a failed download too (exit status 1)."""
+    try:
+        data_dir()
+    except ValueError as err:
+        (get if args.data_command == "fetch" else data).error(str(err).rstrip("."))
     if args.data_command == "list":
         for row in dataset_status():
             size = f"{row['bytes'] / 1e6:,.1f} MB"
             print(f"{row['name']:<12} {row['status']:<17} {size:>11}  {row['folder']}\n"
                   f"{'':<12} {row['description']}; clients: {row['clients']}")
         return 0
+    if "all" in args.names and len(args.names) > 1:
+        get.error(f"argument NAME: 'all' fetches every data set and cannot be combined with names, got "
+                  f"{' '.join(args.names)}; give all alone or only names")
     names = list(DATASETS) if args.names == ["all"] else args.names
     unknown = [n for n in names if n not in DATASETS]
     if unknown:
         get.error(f"argument NAME: unknown data set(s) {', '.join(unknown)}; choose from {', '.join(DATASETS)} or all")
     try:
         fetch(names, progress=not args.quiet)
+    except ValueError as err:
+        get.error(str(err).rstrip("."))
     except DownloadError as err:
         print(f"fedlab data fetch: {err}", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ __all__ = [
     "check_type",
     "check_callable",
     "check_path",
+    "check_folder",
     "check_sequence",
 ]
 
@@ -159,6 +160,17 @@ def check_path(name: str, value: Any) -> Path:
         raise TypeError(f"{name} must be a file path (str or os.PathLike), got {_fmt(value)} of type "
                         f"{type(value).__name__}.")
     return Path(value)
+
+
+def check_folder(name: str, value: Any) -> Path:
+    """Return ``value`` as a ``Path`` that is, or can become, a folder: neither it nor a parent is a file; else raise
+    a ValueError naming ``name``."""
+    path = check_path(name, value).expanduser()
+    blocker = next((p for p in (path, *path.parents) if p.exists()), path)
+    if blocker.exists() and not blocker.is_dir():
+        where = "a file" if blocker == path else f"inside the file {str(blocker)!r}"
+        raise ValueError(f"{name} must name a folder, got {str(path)!r}, which is {where}.")
+    return path
 
 
 def check_sequence(name: str, value: Any, *, size: int | None = None, nonempty: bool = False) -> Sequence:

@@ -127,6 +127,13 @@ class Claim:
         check_type("holds", self.holds, bool, optional=True)
         check_type("why", self.why, str)
         check_int("digits", self.digits, low=0)
+        ends = self.paper if _is_range(self.paper) else (self.paper,) if _is_number(self.paper) else None
+        if _is_range(self.paper) and None not in ends and ends[0] > ends[1]:
+            raise ValueError(f"paper must be a range (low, high) with low <= high, got {self.paper!r} "
+                             f"(claim {self.source!r}).")
+        if self.relative and ends is not None and all(v is None or v == 0 for v in ends):
+            raise ValueError(f"relative=True scales the tolerance by |paper|, which needs a non-zero paper value, got "
+                             f"paper={self.paper!r} (claim {self.source!r}); give an absolute tolerance instead.")
         if self.measured is None:
             if not self.why.strip():
                 raise ValueError(f"why must say why the claim {self.source!r} was not run (measured is None).")
@@ -211,7 +218,18 @@ def _check_claims(claims: Any) -> list[Claim]:
     bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
     if bad:
         raise TypeError(f"claims must hold Claim objects only, got {sorted(set(bad))}.")
+    paper_of: dict[tuple[str, str, str], Value] = {}
+    for c in claims:
+        key, paper = (c.chapter, c.source, c.statement), _comparable(c.paper)
+        if paper_of.setdefault(key, paper) != paper:
+            raise ValueError(f"claims must give one paper value per statement, got {paper_of[key]!r} and {paper!r} "
+                             f"for {c.statement!r} ({c.chapter}, {c.source}).")
     return claims
+
+
+def _comparable(value: Value) -> Value:
+    """A range as a tuple (a claim may hold a list), so that equal paper values compare equal."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def tally(claims: Iterable[Claim]) -> dict[str, int]:

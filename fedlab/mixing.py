@@ -156,8 +156,11 @@ def fmmc_weights(G, self_loops: bool = True, solver: str | None = None) -> np.nd
 def second_largest_eigenvalue_modulus(W) -> float:
     r"""Second-largest eigenvalue modulus of a consensus matrix (SLEM).
 
-    For a symmetric doubly stochastic :math:`W`, :math:`\mathrm{SLEM}(W) =
-    \|W - \mathbf{1}\mathbf{1}^\top/n\|_2` and disagreement contracts by this factor per step.
+    Since :math:`W\mathbf{1} = \mathbf{1}`, the eigenvalues of :math:`W` are the consensus eigenvalue 1 and
+    those of :math:`P W` on :math:`\mathbf{1}^\perp`, with :math:`P = I - \mathbf{1}\mathbf{1}^\top/n`; the SLEM
+    is the largest modulus among the latter, the spectral radius of :math:`P W P`. For a symmetric doubly
+    stochastic :math:`W` it equals :math:`\|W - \mathbf{1}\mathbf{1}^\top/n\|_2`, the factor by which
+    disagreement contracts per step. It exceeds 1 when :math:`W` amplifies disagreement (e.g. :math:`I - L`).
 
     Parameters
     ----------
@@ -167,7 +170,7 @@ def second_largest_eigenvalue_modulus(W) -> float:
     Returns
     -------
     float
-        The second-largest modulus among the eigenvalues (0 for ``n == 1``).
+        The largest eigenvalue modulus once the consensus eigenvalue 1 is removed (0 for ``n == 1``).
     """
     W = check_array("W", W, ndim=2)
     if W.shape[0] != W.shape[1] or W.shape[0] < 1:
@@ -175,10 +178,11 @@ def second_largest_eigenvalue_modulus(W) -> float:
     if not np.allclose(W.sum(1), 1.0, rtol=0, atol=1e-6):
         raise ValueError(f"W must be a consensus matrix with rows summing to 1, got row sums in "
                          f"[{W.sum(1).min():.4g}, {W.sum(1).max():.4g}].")
-    if W.shape[0] == 1:
-        return 0.0
-    eig = np.linalg.eigvalsh(W) if np.allclose(W, W.T) else np.linalg.eigvals(W)
-    return float(np.sort(np.abs(eig))[-2])
+    n = W.shape[0]
+    P = np.eye(n) - 1.0 / n
+    M = P @ W @ P
+    eig = np.linalg.eigvalsh((M + M.T) / 2) if np.allclose(W, W.T) else np.linalg.eigvals(M)
+    return float(np.abs(eig).max())
 
 
 slem = second_largest_eigenvalue_modulus

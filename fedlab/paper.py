@@ -346,9 +346,23 @@ def load_femnist(*, n_clients: int | None = None, fraction: float | None = None,
     train = read_tff_clients(train_path, ("pixels", "label"))
     test = read_tff_clients(test_path, ("pixels", "label"))
     ids = _choose_clients([c for c in train if c in test], n_clients, seed, fraction)
-    pairs = [[(d[c]["pixels"][:, None].astype(np.float32), d[c]["label"].astype(np.int64)) for c in ids]
-             for d in (train, test)]
+    pairs = [[_writer_samples(path, c, d[c]) for c in ids] for path, d in ((train_path, train), (test_path, test))]
     return _dataset(pairs[0], pairs[1], 62)
+
+
+def _writer_samples(path: Path, writer: str, fields: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One FEMNIST writer's images ``(n, 1, 28, 28)`` and labels in [0, 62), the file and writer named in errors."""
+    pixels, labels = fields["pixels"], fields["label"]
+    where = f"{path}, writer {writer}"
+    if pixels.ndim != 3 or pixels.shape[1:] != (28, 28):
+        raise ValueError(f"{where}: pixels must have shape (n, 28, 28), got {pixels.shape}.")
+    if labels.shape != (len(pixels),):
+        raise ValueError(f"{where}: {len(pixels)} images but labels of shape {labels.shape}; expected one label per "
+                         f"image, shape ({len(pixels)},).")
+    bad = labels[(labels < 0) | (labels > 61)]
+    if bad.size:
+        raise ValueError(f"{where}: labels must lie in [0, 61], found {bad[:5].tolist()}.")
+    return pixels[:, None].astype(np.float32), labels.astype(np.int64)
 
 
 def load_shakespeare(*, n_clients: int | None = None, fraction: float | None = None, seq_len: int = 80,
@@ -362,7 +376,7 @@ def load_shakespeare(*, n_clients: int | None = None, fraction: float | None = N
     n_clients = _optional_count(n_clients)
     fraction = _optional_fraction(fraction, n_clients)
     train_path, test_path = _extracted("shakespeare")
-    train, test = (_role_texts(read_tff_clients(path, ("snippets",))) for path in (train_path, test_path))
+    train, test = (_role_texts(path, read_tff_clients(path, ("snippets",))) for path in (train_path, test_path))
 
     def n_windows(text: str) -> int:
         return len(range(0, len(text) - seq_len, stride))
@@ -375,9 +389,15 @@ def load_shakespeare(*, n_clients: int | None = None, fraction: float | None = N
     return _dataset(*([(x.astype(np.float32), y) for x, y in part] for part in samples), len(VOCABULARY))
 
 
-def _role_texts(clients: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, str]:
-    """Each role's snippets, concatenated into one text."""
-    return {cid: "".join(s.decode("utf-8", "replace") if isinstance(s, bytes) else str(s) for s in fields["snippets"])
+def _role_texts(path: Path, clients: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, str]:
+    """Each role's snippets (text lines, bytes or str) concatenated into one text; the file and role named in
+    errors."""
+    for cid, fields in clients.items():
+        snippets = fields["snippets"]
+        if snippets.ndim != 1 or not all(isinstance(s, (bytes, str)) for s in snippets):
+            raise ValueError(f"{path}, role {cid}: snippets must be lines of text (bytes or str), got dtype "
+                             f"{snippets.dtype} and shape {snippets.shape}.")
+    return {cid: "".join(s.decode("utf-8", "replace") if isinstance(s, bytes) else s for s in fields["snippets"])
             for cid, fields in clients.items()}
 
 

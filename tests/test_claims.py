@@ -1,5 +1,6 @@
 """Claims as data: verdicts computed from stated rules, rendering and storage."""
 import json
+import re
 
 import pytest
 
@@ -43,6 +44,11 @@ def test_verdicts_follow_the_rule(kw, verdict):
     ({"rule": "qualitative", "paper": "x"}, "holds"),
     ({"measured": None}, "why must say why"),
     ({"source": " "}, "source must be a non-empty string"),
+    ({"paper": (10.0, 5.0)}, r"paper must be a range \(low, high\) with low <= high, got \(10.0, 5.0\)"),
+    ({"paper": (10, 5), "measured": None, "why": "not run"}, "low <= high"),        # checked even when not run
+    ({"paper": 0.0, "relative": True}, r"relative=True .* non-zero paper value, got paper=0.0"),
+    ({"paper": (0.0, None), "relative": True}, r"non-zero paper value, got paper=\(0.0, None\)"),
+    ({"paper": (None, 0), "relative": True, "measured": None, "why": "not run"}, "non-zero paper value"),
 ])
 def test_bad_claims_are_refused(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -61,7 +67,8 @@ def test_rendering_and_tally():
 
 
 def test_round_trip_and_atomic_file(tmp_path):
-    claims = [claim(paper=(1.0, 2.0), measured=1.5), claim(rule="qualitative", paper="p", measured="m", holds=True)]
+    claims = [claim(paper=(1.0, 2.0), measured=1.5),
+              claim(rule="qualitative", statement="a statement", paper="p", measured="m", holds=True)]
     path = save_claims(claims, tmp_path / "c.json")
     assert load_claims(path) == claims
     assert json.loads(path.read_text())[0]["verdict"] == "reproduced"
@@ -79,3 +86,16 @@ def test_show_claims_attaches_json(monkeypatch):
     assert "1 claims:** 1 reproduced" in shown[0]["text/markdown"]
     with pytest.raises(TypeError, match="Claim"):
         show_claims([{"source": "x"}])
+
+
+def test_a_statement_has_one_paper_value():
+    same = [claim(paper=80.0), claim(paper=80, measured=None, why="data absent"), claim(statement="loss", paper=1.0)]
+    assert tally(same)["reproduced"] == 1 and "| Fig. 1 | loss |" in claims_table(same)
+    ranged = claim(paper=(1.0, 2.0), measured=1.5)
+    assert tally([ranged, Claim.from_dict(ranged.to_dict()), claim(paper=[1.0, 2.0], measured=5.0)])["reproduced"] == 2
+    conflicting = [claim(paper=80.0), claim(paper=75.0, measured=76.0)]
+    message = "claims must give one paper value per statement, got 80.0 and 75.0 for 'accuracy (%)' (00_primer, Fig. 1)"
+    for check in (tally, claims_table, show_claims, lambda c: save_claims(c, "unused.json")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            check(conflicting)
+    assert tally([claim(paper=80.0), claim(chapter="01_topology", paper=75.0, measured=76.0)])["reproduced"] == 2

@@ -72,6 +72,15 @@ def test_array_input_and_exact_average():
     assert second_largest_eigenvalue_modulus(np.ones((1, 1))) == 0.0
 
 
+def test_slem_removes_only_the_consensus_eigenvalue():
+    # Rows sum to 1 but another eigenvalue dominates: the SLEM reports it, not the consensus 1.
+    assert slem([[2.0, -1.0], [0.0, 1.0]]) == pytest.approx(2.0)
+    cycle = nx.cycle_graph(4)
+    assert slem(np.eye(4) - nx.laplacian_matrix(cycle).toarray()) == pytest.approx(3.0)
+    W = metropolis_weights(nx.path_graph(5))  # symmetric doubly stochastic: the 2-norm formula of the docstring
+    assert slem(W) == pytest.approx(np.linalg.norm(W - np.ones((5, 5)) / 5, 2))
+
+
 def test_bad_graphs_raise():
     disconnected = nx.Graph([(0, 1), (2, 3)])
     for rule in (local_degree_weights, metropolis_weights, fmmc_weights):

@@ -1,6 +1,7 @@
 """Paper mode's loaders on small files in the real formats (TFF's HDF5 archives, MNIST IDX, CIFAR-100 binary)."""
 import dataclasses
 import io
+import re
 import tarfile
 
 import numpy as np
@@ -81,6 +82,44 @@ def test_shakespeare_is_next_character_prediction_by_role(shakespeare):
     every = load_shakespeare(seq_len=10, stride=1, fraction=0.5, seed=0)     # LEAF's windows at every position
     assert every.n_clients == 1
     assert int(every.train.n[0]) in (len(t[0]) - 10 for t in shakespeare.values())
+
+
+def write_femnist(data_cache, tmp_path, pixels, labels):
+    """A FEMNIST archive whose train and test files hold one writer ``f0001`` with these fields."""
+    for split in ("train", "test"):
+        write_tff_h5(tmp_path / f"fed_emnist_{split}.h5", {"f0001": {"pixels": pixels, "label": labels}})
+    (data_cache / "femnist").mkdir(parents=True, exist_ok=True)
+    for h5 in data_cache.glob("femnist/*.h5"):
+        h5.unlink()                                             # extracted from the previous archive
+    write_tar_bz2(data_cache / "femnist" / "fed_emnist.tar.bz2",
+                  [tmp_path / "fed_emnist_train.h5", tmp_path / "fed_emnist_test.h5"])
+    return data_cache / "femnist" / "fed_emnist_train.h5"
+
+
+def test_wrong_femnist_writers_are_named(data_cache, tmp_path):
+    pixels, labels = np.zeros((3, 28, 28), np.float32), np.array([0, 61, 5], np.int32)
+    path = write_femnist(data_cache, tmp_path, pixels, labels)
+    assert load_femnist().train.n.tolist() == [3]
+    write_femnist(data_cache, tmp_path, np.zeros((3, 14, 14), np.float32), labels)
+    with pytest.raises(ValueError, match=re.escape(f"{path}, writer f0001: pixels must have shape (n, 28, 28)")):
+        load_femnist()
+    write_femnist(data_cache, tmp_path, pixels, np.array([0, 70, 5], np.int32))
+    with pytest.raises(ValueError, match=re.escape(f"{path}, writer f0001: labels must lie in [0, 61], found [70]")):
+        load_femnist()
+    write_femnist(data_cache, tmp_path, pixels, np.zeros(4, np.int32))
+    with pytest.raises(ValueError, match=re.escape(f"{path}, writer f0001: 3 images but labels of shape (4,)")):
+        load_femnist()
+
+
+def test_shakespeare_snippets_stored_as_numbers_are_named(data_cache, tmp_path):
+    for split in ("train", "test"):
+        write_tff_h5(tmp_path / f"shakespeare_{split}.h5", {"HAMLET_OPHELIA": {"snippets": np.arange(300)}})
+    (data_cache / "shakespeare").mkdir(parents=True)
+    write_tar_bz2(data_cache / "shakespeare" / "shakespeare.tar.bz2",
+                  [tmp_path / "shakespeare_train.h5", tmp_path / "shakespeare_test.h5"])
+    path = data_cache / "shakespeare" / "shakespeare_train.h5"
+    with pytest.raises(ValueError, match=re.escape(f"{path}, role HAMLET_OPHELIA: snippets must be lines of text")):
+        load_shakespeare(seq_len=5)
 
 
 def test_group_clients_pools_writers_into_silos(femnist):

@@ -206,7 +206,10 @@ def fetch(names: Sequence[str], *, progress: bool = True, catalog: Mapping[str, 
     if isinstance(names, str) or not names:
         raise ValueError(f"names must be a non-empty list of data set names, got {names!r}.")
     for name in names:
-        check_choice("names", name, catalog)
+        folder = catalog[check_choice("names", name, catalog)].folder
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"names: the folder of {name}, {str(folder)!r}, is a file; remove it or point "
+                             f"FEDLAB_DATA at another folder.")
     out = {}
     for name in names:
         dataset = catalog[name]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedlab._validation import check_bool, check_choice, check_path
+from fedlab._validation import check_bool, check_choice, check_folder, check_path
 
 __all__ = [
     "data_dir",
@@ -94,8 +94,14 @@ _DIGEST_BY_LENGTH = {32: "md5", 40: "sha1", 64: "sha256"}
 
 
 def data_dir() -> Path:
-    """The cache folder: ``$FEDLAB_DATA`` if set, else ``~/.cache/fedlab`` (not created)."""
-    return Path(os.environ.get(ENV_VAR) or "~/.cache/fedlab").expanduser()
+    """The cache folder: ``$FEDLAB_DATA`` if set, else ``~/.cache/fedlab`` (not created).
+
+    Raises
+    ------
+    ValueError
+        Naming ``FEDLAB_DATA`` when the folder is a file or lies inside one.
+    """
+    return check_folder(ENV_VAR, os.environ.get(ENV_VAR) or "~/.cache/fedlab")
 
 
 def file_hash(path: str | Path, algorithm: str = "sha256") -> str:
@@ -312,8 +318,6 @@ def _load_members(dataset: str, names: list[str], verify: bool | Mapping[str, st
 
 
 def _images_labels(images: np.ndarray, labels: np.ndarray, as_float: bool) -> tuple[np.ndarray, np.ndarray]:
-    if len(images) != len(labels):
-        raise ValueError(f"{len(images)} images but {len(labels)} labels: mismatched files.")
     if images.ndim == 3:
         images = images[:, None]
     return (images.astype(np.float32) / 255.0 if as_float else images), labels.astype(np.int64)
@@ -352,9 +356,24 @@ def _idx_pair(dataset: str, split: str, as_float: bool, verify) -> tuple[np.ndar
     prefix = {"train": "train", "test": "t10k"}[check_choice("split", split, ("train", "test"))]
     as_float = check_bool("as_float", as_float)
     names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
-    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members(dataset, names, verify))
-    _check_label_range(labels, 0, 9, where)
-    return _images_labels(images, labels, as_float)
+    return _images_labels(*_read_idx_pair(dataset, names, verify, 0, 9), as_float)
+
+
+def _read_idx_pair(dataset: str, names: list[str], verify, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 28x28 byte images and the labels in [low, high] of an IDX pair, each file named in its errors."""
+    (images, image_file), (labels, label_file) = ((_parse_idx(*m), m[1]) for m in _load_members(dataset, names, verify))
+    if images.ndim != 3 or images.shape[1:] != (28, 28):
+        raise ValueError(f"{image_file}: images must have shape (n, 28, 28), got {images.shape}.")
+    if images.dtype != np.uint8:
+        raise ValueError(f"{image_file}: pixels must be unsigned bytes (IDX type 0x08, values 0-255), got "
+                         f"{images.dtype}.")
+    if labels.ndim != 1:
+        raise ValueError(f"{label_file}: labels must be one-dimensional, shape (n,), got shape {labels.shape}.")
+    if len(images) != len(labels):
+        raise ValueError(f"{len(images)} images but {len(labels)} labels: mismatched files {image_file} and "
+                         f"{label_file}.")
+    _check_label_range(labels, low, high, label_file)
+    return images, labels
 
 
 def load_emnist(split: str = "train", subset: str = "byclass", *, as_float: bool = False, transpose: bool = True,
@@ -382,9 +401,8 @@ def load_emnist(split: str = "train", subset: str = "byclass", *, as_float: bool
     subset = check_choice("subset", subset, EMNIST_SUBSETS)
     as_float, transpose = check_bool("as_float", as_float), check_bool("transpose", transpose)
     names = [f"emnist-{subset}-{split}-images-idx3-ubyte.gz", f"emnist-{subset}-{split}-labels-idx1-ubyte.gz"]
-    (images, _), (labels, where) = ((_parse_idx(*m), m[1]) for m in _load_members("emnist", names, verify))
     low = 1 if subset == "letters" else 0
-    _check_label_range(labels, low, low + EMNIST_SUBSETS[subset] - 1, where)
+    images, labels = _read_idx_pair("emnist", names, verify, low, low + EMNIST_SUBSETS[subset] - 1)
     if transpose:
         images = np.ascontiguousarray(images.transpose(0, 2, 1))
     return _images_labels(images, labels, as_float)

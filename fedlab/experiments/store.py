@@ -4,9 +4,10 @@ A run is identified by ``(fn, config, seed)``: the function's qualified name, th
 seed. Its key is the first 16 hex digits of the sha256 of the canonical JSON of these three (sorted
 keys, no whitespace), so it does not depend on the order of the dict's keys. Each record is written
 atomically (temporary file in the same folder, ``fsync``, ``os.replace``), so a crash never leaves a
-half-written record, and carries the sha256 ``checksum`` of its content; a corrupted file is reported
-with a warning and treated as missing. Records are standard JSON: non-finite floats are written as
-``{"__float__": "nan" | "inf" | "-inf"}`` and read back as floats. Files are readable by the group (0644).
+half-written record, and carries the sha256 ``checksum`` of its content; a corrupted file (its checksum
+missing or not matching) is reported with a warning and treated as missing, so a sweep computes the run
+again. Records are standard JSON: non-finite floats are written as ``{"__float__": "nan" | "inf" | "-inf"}``
+and read back as floats. Files are readable by the group (0644).
 
 Concurrent sweeps on one store **claim** a run before computing it: an exclusive ``flock`` on
 ``.<key>.claim``, held by the process that computes the run until its record is saved. The kernel
@@ -41,7 +42,7 @@ __all__ = ["ResultStore", "RunClaim", "to_jsonable", "config_key", "function_nam
 
 FORMAT = "fedlab.experiments/2"
 KEY_LENGTH = 16
-_REQUIRED = ("format", "key", "fn", "config", "seed", "result", "meta")
+_REQUIRED = ("format", "key", "fn", "config", "seed", "result", "meta", "checksum")
 _HOST = socket.gethostname().split(".")[0].replace(".", "_") or "host"
 _STALE_TMP_S = 3600.0  # a temporary file of another host is removed after this age
 
@@ -264,11 +265,17 @@ class ResultStore:
             text = file.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
+        except IsADirectoryError:
+            raise ValueError(f"the result record {str(file)!r} is a folder, not a file; remove it so that the run "
+                             "can be stored.") from None
         try:
             record = json.loads(text)
-            if not isinstance(record, dict) or any(k not in record for k in _REQUIRED):
-                raise ValueError("missing fields")
-            if "checksum" in record and record["checksum"] != _checksum(record):
+            if not isinstance(record, dict):
+                raise ValueError(f"a record is a JSON object, got {type(record).__name__}")
+            missing = [k for k in _REQUIRED if k not in record]
+            if missing:
+                raise ValueError(f"missing fields: {', '.join(missing)}")
+            if record["checksum"] != _checksum(record):
                 raise ValueError("the checksum does not match the content")
             record = _decode_floats(record)
             if record["key"] != key or config_key(record["config"], record["seed"], record["fn"]) != key:

@@ -182,6 +182,35 @@ def test_unknown_names_are_refused(capsys):
     assert exit_info.value.code == 2 and "unknown data set(s) imagenet" in capsys.readouterr().err
 
 
+def test_all_cannot_be_combined_with_names(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["data", "fetch", "all", "mnist"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "argument NAME: 'all' fetches every data set and cannot be combined with names, got all mnist" in err
+
+
+@pytest.mark.parametrize("command", [["data", "fetch", "mnist", "--quiet"], ["data", "list"]])
+def test_a_fedlab_data_that_is_a_file_is_refused_in_one_line(tmp_path, monkeypatch, capsys, command):
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "a_file"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(command)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"error: FEDLAB_DATA must name a folder, got '{tmp_path / 'a_file'}', which is a file" in err
+
+
+def test_a_data_set_folder_that_is_a_file_is_refused(data_cache, capsys):
+    data_cache.mkdir()
+    (data_cache / "mnist").write_text("")
+    with pytest.raises(ValueError, match=f"names: the folder of mnist, '{data_cache / 'mnist'}', is a file"):
+        fetch(["mnist"], progress=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["data", "fetch", "mnist", "--quiet"])
+    assert exit_info.value.code == 2 and "the folder of mnist" in capsys.readouterr().err
+
+
 def test_status_of_absent_and_partial_data(data_cache):
     rows = {r["name"]: r for r in dataset_status()}
     assert set(rows) == set(DATASETS) and rows["cifar10"]["status"] == "absent"

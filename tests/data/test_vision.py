@@ -1,6 +1,7 @@
 import gzip
 import hashlib
 import io
+import re
 import struct
 import tarfile
 import zipfile
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from real_formats import idx_gz, write_mnist_files
 from fedlab.data import (data_dir, file_hash, load_cifar10, load_cifar100, load_emnist, load_fashion_mnist, load_mnist,
                          read_cifar_bin, read_idx)
 from fedlab.data.vision import read_cifar100_bin
@@ -42,6 +44,19 @@ def test_data_dir_env_and_default(monkeypatch, tmp_path):
     assert data_dir() == tmp_path
     monkeypatch.delenv("FEDLAB_DATA")
     assert data_dir() == Path("~/.cache/fedlab").expanduser()
+
+
+def test_data_dir_must_be_a_folder(monkeypatch, tmp_path):
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "a_file"))
+    with pytest.raises(ValueError, match=re.escape(f"FEDLAB_DATA must name a folder, got '{tmp_path / 'a_file'}', "
+                                                   "which is a file")):
+        load_mnist()
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "a_file" / "sub"))
+    with pytest.raises(ValueError, match=re.escape(f"which is inside the file '{tmp_path / 'a_file'}'")):
+        data_dir()
+    monkeypatch.setenv("FEDLAB_DATA", str(tmp_path / "not_yet" / "made"))
+    assert data_dir() == tmp_path / "not_yet" / "made"
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64])
@@ -105,6 +120,25 @@ def test_mismatched_images_and_labels(cache):
     write_mnist(cache / "mnist", "train", np.zeros((3, 28, 28), np.uint8), np.zeros(2, np.uint8))
     with pytest.raises(ValueError, match="3 images but 2 labels"):
         load_mnist()
+
+
+def test_wrong_mnist_files_are_named(cache):
+    folder = cache / "mnist"
+    images, labels = folder / "train-images-idx3-ubyte.gz", folder / "train-labels-idx1-ubyte.gz"
+    write_mnist_files(folder, np.arange(60) % 10, [0])
+    labels.write_bytes(idx_gz(np.arange(50) % 10))
+    with pytest.raises(ValueError, match=re.escape(f"60 images but 50 labels: mismatched files {images} and {labels}")):
+        load_mnist()
+    labels.write_bytes(idx_gz(np.zeros((60, 2))))
+    with pytest.raises(ValueError, match=re.escape(f"{labels}: labels must be one-dimensional, shape (n,), got shape")):
+        load_mnist()
+    labels.write_bytes(idx_gz(np.zeros(60)))
+    images.write_bytes(idx_gz(np.zeros((60, 14, 14))))
+    with pytest.raises(ValueError, match=re.escape(f"{images}: images must have shape (n, 28, 28), got (60, 14, 14)")):
+        load_mnist()
+    images.write_bytes(gzip.compress(idx_bytes(np.full((60, 28, 28), 1000, np.int16))))  # 3.92 once scaled
+    with pytest.raises(ValueError, match=re.escape(str(images)) + ": pixels must be unsigned bytes .* got int16"):
+        load_mnist(as_float=True)
 
 
 def test_verify_with_user_and_official_hashes(cache):

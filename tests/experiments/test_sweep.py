@@ -426,6 +426,28 @@ def test_records_are_standard_json_with_a_checksum_and_group_readable(tmp_path):
         assert not store.has({"a": 1}, 0, "f")
 
 
+def test_a_record_without_its_checksum_is_recomputed(tmp_path):
+    store = ResultStore(tmp_path)
+    [rec] = sweep(W.noisy_descent, [{"lr": 0.5, "x": 0}], [0], store=store, executor="sequential", progress=False)
+    file = tmp_path / f"{rec['key']}.json"
+    edited = json.loads(file.read_text())
+    del edited["checksum"]
+    edited["result"]["loss"] = -1.0  # an edited result whose checksum was removed
+    file.write_text(json.dumps(edited))
+    with pytest.warns(RuntimeWarning, match="missing fields: checksum"):
+        assert not store.has({"lr": 0.5, "x": 0}, 0, W.noisy_descent)
+    [again] = sweep(W.noisy_descent, [{"lr": 0.5, "x": 0}], [0], store=store, executor="sequential", progress=False)
+    assert again["result"] == rec["result"] and "checksum" in json.loads(file.read_text())
+
+
+def test_a_folder_in_place_of_a_record_is_named(tmp_path):
+    store = ResultStore(tmp_path)
+    folder = tmp_path / f"{store.key({'a': 1}, 0, 'f')}.json"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=f"the result record '{folder}' is a folder, not a file; remove it"):
+        store.has({"a": 1}, 0, "f")
+
+
 def test_stale_temporary_files_are_removed_when_the_store_opens(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
