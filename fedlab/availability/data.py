@@ -352,6 +352,7 @@ def make_population(n_clients: int, *, g: float = 0.4, nu: float = 0.9, eps: flo
     Parameters
     ----------
     n_clients : int
+        At least the layout's number of groups (3 or 4).
     g : float in (0, 1/2)
         Availability gap (0.4 gives :math:`\pi\in\{0.9, 0.1\}`).
     nu : float in [0, 1)
@@ -373,6 +374,8 @@ def make_population(n_clients: int, *, g: float = 0.4, nu: float = 0.9, eps: flo
     eps = check_real("eps", eps, low=0)
     shuffle = check_bool("shuffle", shuffle)
     spec = LAYOUTS[check_choice("layout", layout, LAYOUTS)]
+    if n < len(spec):
+        raise ValueError(f"n_clients must be at least the {len(spec)} groups of layout {layout!r}, got {n}.")
     rng = as_numpy_rng(rng)
     counts = _largest_remainder(n, [s[1] for s in spec])
     group = np.repeat(np.arange(len(spec)), counts)

@@ -12,6 +12,7 @@ thesis uses to simulate statistical heterogeneity (thesis §1.6.2, §3.5.6, §3.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -420,9 +421,14 @@ PARTITIONERS: dict[str, Callable[..., Partition]] = {
 
 
 def partition(y: Any, scheme: str, **kwargs: Any) -> Partition:
-    """Dispatch to ``PARTITIONERS[scheme](y, **kwargs)``; see the individual partitioners."""
-    check_choice("scheme", scheme, PARTITIONERS)
-    return PARTITIONERS[scheme](y, **kwargs)
+    """Dispatch to ``PARTITIONERS[scheme](y, **kwargs)``; see the individual partitioners. An option the scheme
+    needs and ``kwargs`` lacks (``alpha`` of ``"dirichlet"``) is named in a TypeError."""
+    fn = PARTITIONERS[check_choice("scheme", scheme, PARTITIONERS)]
+    missing = [name for name, p in inspect.signature(fn).parameters.items()
+               if name != "y" and p.default is p.empty and name not in kwargs]
+    if missing:
+        raise TypeError(f"scheme {scheme!r} needs the option(s) {', '.join(missing)}, got only {sorted(kwargs)}.")
+    return fn(y, **kwargs)
 
 
 def train_test_split_clients(xs: Sequence[Any], ys: Sequence[Any], test_fraction: float, *,

@@ -209,6 +209,13 @@ def test_make_population_validation_and_blocks():
         make_population(2.5)
 
 
+@pytest.mark.parametrize("layout, groups", [("code3", 3), ("thesis4", 4)])
+def test_a_population_has_a_client_in_every_group(layout, groups):
+    assert len(np.unique(make_population(groups, layout=layout, rng=0).group)) == groups
+    with pytest.raises(ValueError, match=f"n_clients must be at least the {groups} groups"):
+        make_population(groups - 1, layout=layout, rng=0)  # was a message about group_names, never passed
+
+
 def test_clustered_population_shares_chains():
     pop = make_clustered_population(3, [0.9, 0.1], [0.0, 0.9])
     assert pop.n_clients == 6

@@ -41,6 +41,13 @@ def test_determinism_given_seed(scheme):
     assert any(not np.array_equal(p, q) for p, q in zip(a, c))
 
 
+def test_a_missing_option_of_the_scheme_is_named():
+    with pytest.raises(TypeError, match="scheme 'dirichlet' needs the option\\(s\\) alpha"):
+        partition(Y10, "dirichlet", n_clients=4, rng=0)
+    with pytest.raises(TypeError, match="n_clients, classes_per_client"):
+        partition(Y10, "pathological")
+
+
 def test_iid_sizes_differ_by_at_most_one():
     sizes = partition_iid(np.zeros(103, np.int64), 10, rng=0).sizes
     assert sizes.sum() == 103 and sizes.max() - sizes.min() <= 1

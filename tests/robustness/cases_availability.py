@@ -120,7 +120,7 @@ CASES = [
     Case(f"{M}.bounds.eps_opt", {"q": Arr(Q, nonneg=True, link=True, also=("pi",)), "pi": pi_kind(also=("q",)),
                                  "sigma2": Arr(1.0, nonneg=True, nonempty=False),
                                  "mixing": Real(0.5, low=0, high=1, low_open=True, high_open=True),
-                                 "T": Int(None, low=1, optional=True), "t_max": Int(100, low=1)}),
+                                 "T": Int(None, low=1, optional=True), "t_max": Int(100, low=1)}, edge=("T", "t_max")),
     Case(f"{M}.bounds.eps_opt_quadratic", {"q": Arr(Q, nonneg=True, link=True, also=("pi",)),
                                            "pi": pi_kind(also=("q", "A")), "A": Arr(1.0, nonneg=True,
                                                                                   nonempty=False),
@@ -137,7 +137,8 @@ CASES = [
     Case(f"{M}.bounds.total_error_objective", {
         "q": Arr(Q, nonneg=True, link=True, also=("pi", "alpha")), "alpha": alpha_kind(also=("pi", "q")),
         "pi": pi_kind(also=("alpha", "q")), "A": Arr(np.ones(4), nonneg=True, link=True, also=("pi",)),
-        "B": Real(1.0, low=0), "C": Real(0.0), "kappa2": Real(1.0, low=0), "gamma": Real(1.0, low=0)}),
+        "B": Real(1.0, low=0), "C": Real(0.0), "kappa2": Real(1.0, low=0), "gamma": Real(1.0, low=0)},
+         edge=("B", "kappa2", "gamma")),
     Case(f"{M}.bounds.minimize_total_error_cvxpy", {
         "alpha": alpha_kind(also=("pi",)), "pi": pi_kind(also=("alpha", "A")),
         "A": Arr(np.ones(4), nonneg=True, link=True, also=("pi",)), "B": Real(1.0, low=0), "C": Real(0.0),
@@ -161,15 +162,16 @@ CASES = [
                                              "rounds": Int(3, low=0), "rng": Rng(0),
                                              "clusters": Arr(None, optional=True, extra=(np.array([0, 0, 9, 1]),)),
                                              "initial": Arr(None, optional=True, finite=False,
-                                                            extra=(np.full(4, 0.5),))}),
+                                                            extra=(np.full(4, 0.5),))}, edge=("rounds",)),
     Case(f"{M}.data.MarkovAvailability", {"pi": pi_kind(also=("lam",)), "lam": lam_kind(also=("pi",)),
                                           "clusters": Arr(None, optional=True, extra=(np.array([0, 9]),)),
                                           "group": Arr(None, optional=True, extra=(np.array([0, 1]),
                                                                                    np.array([0.5, 0, 0, 0]))),
                                           "group_names": Kind((), extra=(3,))}),
-    Case(f"{M}.data.make_population", {"n_clients": Int(4, low=1), "g": Real(0.4, low=0, high=0.5, low_open=True),
+    Case(f"{M}.data.make_population", {"n_clients": Int(4, low=3),
+                                       "g": Real(0.4, low=0, high=0.5, low_open=True, high_open=True),
                                        "nu": Real(0.9, low=0, high=1, high_open=True), "eps": Real(0.01, low=0),
-                                       "layout": Choice("code3"), "rng": Rng(0)}),
+                                       "layout": Choice("code3"), "rng": Rng(0)}, edge=("n_clients", "nu", "eps")),
     Case(f"{M}.data.make_clustered_population", {"clients_per_cluster": Int(2, low=1),
                                                  "pi": Arr(np.array([0.5, 0.2]), prob=True, link=True,
                                                            also=("lam",)),
@@ -191,14 +193,16 @@ CASES = [
     Case(f"{M}.algorithms.baselines.AvailabilityAlgorithm", _algorithm_args()),
     Case(f"{M}.algorithms.baselines.Unbiased", _algorithm_args()),
     Case(f"{M}.algorithms.baselines.AdaFed", _algorithm_args()),
-    Case(f"{M}.algorithms.baselines.MoreAvailable", _algorithm_args(threshold=Real(0.5, low=0, high=1))),
+    Case(f"{M}.algorithms.baselines.MoreAvailable", _algorithm_args(threshold=Real(0.5, low=0, high=1)),
+         edge=("threshold",)),
     Case(f"{M}.algorithms.baselines.LessCorrelated", _algorithm_args(threshold=Real(0.5, low=0, high=1))),
     Case(f"{M}.algorithms.baselines.F3AST", _algorithm_args(k=Int(None, low=1, optional=True),
-                                                            smoothing=Real(1e-3, low=0, high=1, high_open=True))),
+                                                            smoothing=Real(1e-3, low=0, high=1, high_open=True)),
+         edge=("k", "smoothing")),
     Case(f"{M}.algorithms.cafed.CAFed", _algorithm_args(kappa2=Real(1.0, low=0), tau=Real(0.0, low=0),
                                                         beta=Real(1.0, low=0, high=1, low_open=True),
                                                         fstar=Choice("running_min"),
-                                                        f_star=Arr(None, optional=True))),
+                                                        f_star=Arr(None, optional=True)), edge=("kappa2",)),
     Case(f"{M}.algorithms.cafed.cafed_proxy", {"q": Arr(Q, nonneg=True, link=True, also=("alpha", "pi")),
                                                "alpha": alpha_kind(also=("pi", "q", "gap")),
                                                "pi": pi_kind(also=("alpha", "q", "gap")),
@@ -210,7 +214,8 @@ CASES = [
                                                  "lam": lam_kind(also=("alpha", "pi", "gap")),
                                                  "gap": Arr(GAP, nonneg=True, link=True, also=("alpha", "pi")),
                                                  "kappa2": Real(1.0, low=0), "tau": Real(0.0, low=0),
-                                                 "gamma_prime": Real(None, low=0, optional=True)}),
+                                                 "gamma_prime": Real(None, low=0, optional=True)},
+         edge=("kappa2", "gamma_prime")),
     Case(f"{M}.algorithms.cafed.cafed_tradeoff", {"alpha": alpha_kind(also=("pi", "lam", "gap")),
                                                   "pi": pi_kind(also=("alpha", "lam", "gap")),
                                                   "lam": lam_kind(also=("alpha", "pi", "gap")),
@@ -225,16 +230,21 @@ CASES = [
     # ---------------------------------------------------------------- experiments
     Case(f"{M}.experiments.leaf_federation", {"n_clients": Int(4, low=1), "seed": Int(0, low=0),
                                               "gamma": Real(0.5, low=0), "delta": Real(0.5, low=0),
-                                              "max_samples": Int(50, low=1)}),
+                                              "max_samples": Int(50, low=1)},
+         edge=("n_clients", "gamma", "delta", "max_samples")),
     Case(f"{M}.experiments.digits_federation", {"n_clients": Int(4, low=1), "seed": Int(0, low=0),
                                                 "dirichlet": Real(0.5, low=0, low_open=True),
-                                                "split": Choice("client"), "n_clusters": Int(10, low=1)}),
-    Case(f"{M}.experiments.availability_setup", {"dataset": Choice("leaf"), "n_clients": Int(4, low=2),
+                                                "split": Choice("client"), "n_clusters": Int(10, low=1)},
+         edge=("n_clients", "n_clusters")),
+    Case(f"{M}.experiments.availability_setup", {"dataset": Choice("leaf"), "n_clients": Int(4, low=3),
                                                  "rounds": Int(3, low=1), "seed": Int(0, low=0),
-                                                 "layout": Choice("code3"), "g": Real(0.4, low=0, high=1),
-                                                 "nu": Real(0.9, low=0, high=1), "eps": Real(0.01, low=0),
+                                                 "layout": Choice("code3"),
+                                                 "g": Real(0.4, low=0, high=0.5, low_open=True, high_open=True),
+                                                 "nu": Real(0.9, low=0, high=1, high_open=True),
+                                                 "eps": Real(0.01, low=0),
                                                  "t_prior": Int(0, low=0),
-                                                 "heterogeneity": Real(0.5, low=0)}),
+                                                 "heterogeneity": Real(0.5, low=0)},
+         edge=("n_clients", "rounds", "eps", "heterogeneity")),
     Case(f"{M}.experiments.method_label", {"config": Obj({"method": "cafed", "kappa2": 1.0},
                                                          extra=({"method": BAD_TEXT},))}),
     Case(f"{M}.experiments.comparison_configs", {"dataset": Choice("leaf"),
@@ -247,8 +257,9 @@ CASES = [
                                          "metric": Choice("a"),
                                          "other": Obj(None, optional=True, extra=({5: {"a": 1.0}},))}),
     Case(f"{M}.experiments.run_availability", {"dataset": Choice("leaf"), "method": Choice("cafed"),
-                                               "rounds": Int(2, low=1), "n_clients": Int(4, low=1),
-                                               "lr": Real(None, low=0, low_open=True, optional=True)}),
+                                               "rounds": Int(2, low=1), "n_clients": Int(4, low=3),
+                                               "lr": Real(None, low=0, low_open=True, optional=True)},
+         edge=("n_clients", "rounds")),
     Case(f"{M}.experiments.summarize_run", {"history": Obj(fresh(availability_history), extra=({}, w.history())),
                                             "population": Obj(fresh(population), extra=(PI,), also=("alpha",)),
                                             "alpha": Arr(ALPHA, simplex=True),
@@ -271,7 +282,7 @@ CASES = [
     Case(f"{M}.experiments.exclusion_when_available", {"result": Obj(fresh(cafed_result),
                                                                      extra=({"availability": []}, BAD_TEXT))}),
     Case(f"{M}.experiments.estimator_errors", {"priors": Kind([1], extra=([-1], [1.5], BAD_TEXT, [])),
-                                               "n_clients": Int(4, low=1), "layout": Choice("code3"),
+                                               "n_clients": Int(4, low=3), "layout": Choice("code3"),
                                                "seeds": Kind((0,), extra=((-1,), (), (1.5,)))}),
     # ---------------------------------------------------------------- plots
     Case(f"{M}.plots.plot_availability_raster", {"trace": trace_kind(),
@@ -314,12 +325,10 @@ CASES = [
 
 
 def REAL_SETTING():
-    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
-    import dataclasses
-
+    """The MNIST setting shrunk to the robustness files."""
     from fedlab.availability.real_data import SETTINGS
 
-    return dataclasses.replace(SETTINGS["mnist"], rounds=2, seeds=1)
+    return w.tiny(SETTINGS["mnist"], clients=6)
 
 
 def REAL_SETTING_DICT():
@@ -335,8 +344,11 @@ CASES += [
          skip=("device",)),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
                                       "datasets": Kind(("mnist",), extra=((), ("femnist",), 3)),
-                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+                                      "settings": Kind(fresh(lambda: {"mnist": REAL_SETTING()}), extra=(BAD_TEXT, 3))},
+         skip=("device", "store")),
     Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=4, optional=True),
-                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
+                                             "settings": Kind(fresh(lambda: {"mnist": REAL_SETTING()}),
+                                                              extra=(BAD_TEXT, 3))}, skip=("device",),
+         edge=("n_clients",)),
 ]

@@ -9,8 +9,8 @@ import world as w
 from harness import (BAD_TEXT, NAN, Arr, Case, Choice, File, Fixed, Flag, Int, Kind, Obj, Real, Rng, fresh)
 
 from fedlab.algorithms import METHODS, FedAvg
-from fedlab.claims import Claim
-from fedlab.data.fetch import RemoteFile, fetch_command, require
+from fedlab.claims import Claim, save_claims
+from fedlab.data.fetch import fetch_command, require
 from fedlab.paper import PaperSetting, stand_in_data
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD
 from fedlab.models import LinearModel
@@ -75,8 +75,19 @@ def _tensor_clients():
     return d.x.clone(), d.y.clone(), d.n.clone()
 
 
+CYCLE = np.roll(np.eye(3), 1, axis=1)
+"""A deterministic, periodic transition matrix: entries exactly 0 and 1."""
+
 SETTING = PaperSetting("mnist", "mnist_logistic", 2, 1, 1, 4, 0.1, 1, "")
 CLAIM = Claim("03_fedem", "Table 3.2", "accuracy (%)", paper=80.0, measured=79.0, rule="tolerance", tolerance=2.0)
+
+
+def claims_file() -> str:
+    """A claims file holding :data:`CLAIM`, as ``save_claims`` writes it."""
+    path = f"{w.scratch()}/claims.json"
+    save_claims([CLAIM], path)
+    return path
+
 
 CASES = [
     # ---------------------------------------------------------------- engine.population
@@ -105,7 +116,7 @@ CASES = [
         "test_fraction": Real(0.25, low=0, high=1, high_open=True),
         "n_classes": Int(w.N_CLASSES, low=1, optional=True, extra=(0, 2)),
         "seed": Int(0, low=0),
-    }),
+    }, edge=("test_fraction",)),
     # ---------------------------------------------------------------- engine.local
     Case("fedlab.engine.local.LocalSGD", {
         "lr": Real(0.1, low=0, low_open=True),
@@ -113,12 +124,12 @@ CASES = [
         "momentum": Real(0.0, low=0, high=1, high_open=True),
         "weight_decay": Real(0.0, low=0), "prox_mu": Real(0.0, low=0),
         "radius": Real(None, low=0, low_open=True, optional=True),
-    }),
+    }, edge={"lr": [1e-12], "batch_size": [1], "momentum": [0.999]}),
     Case("fedlab.engine.local.draw_batches", {
         "n": Arr(fresh(lambda: w.clients().n.clone()), positive=True, integer=True),
         "steps": Int(2, low=1), "batch_size": Int(3, low=1),
         "key": Obj((0, 1), extra=((-1, 0), (1.5,), 3, ())),
-    }),
+    }, edge=("steps", "batch_size")),
     Case("fedlab.engine.local.local_sgd", {
         "model": model_kind(also=("data",)),
         "params": params_kind(also=("rows",)),
@@ -134,22 +145,23 @@ CASES = [
     Case("fedlab.engine.aggregation.weighted_average", {
         "params": params_kind(model_aware=False, also=("weights",)),
         "weights": Arr(np.ones(w.N_CLIENTS), nonneg=True, ndim=1, link=True, extra=(np.zeros(w.N_CLIENTS),)),
-    }),
-    Case("fedlab.engine.aggregation.broadcast", {"params": single_params_kind(empty_ok=True), "n_rows": Int(3, low=1)}),
+    }, edge={"weights": [np.array([0.0, 0.0, 0.0, 1.0])]}),
+    Case("fedlab.engine.aggregation.broadcast", {"params": single_params_kind(empty_ok=True), "n_rows": Int(3, low=1)},
+         edge=("n_rows",)),
     Case("fedlab.engine.aggregation.gossip", {
         "params": params_kind(model_aware=False, also=("mixing_matrix",)),
         "mixing_matrix": Arr(w.ring(), stochastic=True, link=True),
-    }),
+    }, edge={"mixing_matrix": [np.eye(w.N_CLIENTS)]}),
     Case("fedlab.engine.aggregation.check_mixing_matrix", {
         "matrix": Arr(w.ring(), stochastic=True, also=("mixing_matrix",)),
         "n": Int(4, low=1, also=("mixing_matrix",)),
         "atol": Real(1e-6, low=0),
-    }),
+    }, edge=("atol",)),
     # ---------------------------------------------------------------- engine.evaluation
     Case("fedlab.engine.evaluation.model_outputs", {
         "model": model_kind(also=("data",)), "params": params_kind(), "data": clients_kind(also=("model",)),
         "chunk": Int(64, low=1),
-    }),
+    }, edge=("chunk",)),
     Case("fedlab.engine.evaluation.metrics_from_outputs", {
         "model": model_kind(also=("outputs", "data")),
         "outputs": Arr(fresh(lambda: torch.zeros(*w.clients().y.shape, w.N_CLASSES)), finite=False, link=True,
@@ -160,7 +172,7 @@ CASES = [
         "proba": Arr(fresh(lambda: torch.full((*w.clients().y.shape, w.N_CLASSES), 1 / w.N_CLASSES)), prob=True,
                      link=True, also=("data",)),
         "data": clients_kind(also=("proba",)),
-    }),
+    }, edge={"proba": [torch.nn.functional.one_hot(w.clients().y, w.N_CLASSES).float()]}),
     Case("fedlab.engine.evaluation.evaluate", {
         "model": model_kind(also=("train", "test")), "params": params_kind(),
         "train": clients_kind(also=("model",)), "test": Obj(fresh(lambda: w.fed().test), extra=(w.client_arrays(),)),
@@ -181,16 +193,19 @@ CASES = [
         "progress": Kind(False, extra=(BAD_TEXT, 2)),
         "callback": Obj(None, optional=True),
         "order": Choice("train_first"),
-    }, skip=("state",)),
+    }, skip=("state",), edge=("rounds",)),
     # ---------------------------------------------------------------- models
     Case("fedlab.models.Model", {"loss": Choice("cross_entropy")}),
-    Case("fedlab.models.LinearModel", {"in_features": Int(3, low=1), "out_features": Int(2, low=1)}),
+    Case("fedlab.models.LinearModel", {"in_features": Int(3, low=1), "out_features": Int(2, low=1)},
+         edge=("in_features", "out_features")),
     Case("fedlab.models.MLP", {"in_features": Int(3, low=1), "hidden": Arr((4,), integer=True, positive=True,
                                                                             nonempty=False),
-                               "out_features": Int(2, low=1)}),
+                               "out_features": Int(2, low=1)},
+         edge={"in_features": [1], "out_features": [1], "hidden": [()]}),
     Case("fedlab.models.SmallCNN", {"in_channels": Int(1, low=1), "image_size": Int(8, low=4),
                                     "n_classes": Int(10, low=2),
-                                    "channels": Arr((3, 4), integer=True, positive=True)}),
+                                    "channels": Arr((3, 4), integer=True, positive=True)},
+         edge=("image_size", "n_classes")),
     Case("fedlab.models.ModuleModel", {"factory": Obj(lambda: torch.nn.Linear(3, 2), extra=(lambda: 3,))}),
     Case("fedlab.models.check_model", {"model": Obj(w.model(), extra=(w.solver(),)), "name": Fixed("model")}),
     Case("fedlab.models.check_param_dict", {"name": Fixed("params"),
@@ -209,7 +224,8 @@ CASES = [
                                                        "data": clients_kind(also=("model",)),
                                                        "name": Fixed("data")}),
     Case("fedlab.models.init_stacked", {"model": model_kind(with_data=False), "n_rows": Int(2, low=1),
-                                        "generator": Obj(torch.Generator().manual_seed(0), extra=(0,))}),
+                                        "generator": Obj(torch.Generator().manual_seed(0), extra=(0,))},
+         edge=("n_rows",)),
     # ---------------------------------------------------------------- mixing, markov
     Case("fedlab.mixing.local_degree_weights", {"G": Arr(w.ring() > 0, finite=False, square=True,
                                                          extra=(np.zeros((3, 3)), np.full((3, 3), np.nan)))}),
@@ -219,17 +235,17 @@ CASES = [
                                         "solver": Kind(None, extra=(BAD_TEXT, 3))}),
     Case("fedlab.mixing.second_largest_eigenvalue_modulus", {"W": Arr(w.ring(), rowsum=True)}),
     Case("fedlab.mixing.slem", {"W": Arr(w.ring(), rowsum=True)}),
-    Case("fedlab.mixing.exact_average", {"n": Int(3, low=1)}),
+    Case("fedlab.mixing.exact_average", {"n": Int(3, low=1)}, edge=("n",)),
     Case("fedlab.markov.check_transition_matrix", {"P": Arr(w.stochastic(), stochastic=True),
-                                                   "atol": Real(1e-8, low=0)}),
-    Case("fedlab.markov.stationary_distribution", {"P": Arr(w.stochastic(), stochastic=True)}),
+                                                   "atol": Real(1e-8, low=0)}, edge={"atol": [0.0], "P": [CYCLE]}),
+    Case("fedlab.markov.stationary_distribution", {"P": Arr(w.stochastic(), stochastic=True)}, edge={"P": [CYCLE]}),
     Case("fedlab.markov.sample_chains", {
         "P": Arr(w.stochastic(), stochastic=True), "n_steps": Int(5, low=0),
         "start": Arr(None, optional=True, extra=(7, -1, 0.5)),
         "law": Arr(None, optional=True, extra=(np.array([0.5, 0.6, -0.1]), np.ones(2) / 2)),
         "n_chains": Int(None, low=1, optional=True), "rng": Rng(0),
         "uniforms": Fixed(None), "hold": Fixed(None),
-    }),
+    }, edge={"n_steps": [0], "n_chains": [1], "P": [CYCLE]}),
     # ---------------------------------------------------------------- gmm
     *[Case(f"fedlab.gmm.{name}", {
         "x": Arr(np.random.default_rng(0).normal(size=(2, 5, 2)), also=("means",)),
@@ -242,7 +258,7 @@ CASES = [
     Case("fedlab.gmm.check_client_weights", {"value": Arr(np.full(2, 0.5), simplex=True, also=("w",)),
                                              "n_clients": Int(3, low=1, also=("w",)),
                                              "n_components": Int(2, low=1, also=("w",)),
-                                             "name": Fixed("w")}),
+                                             "name": Fixed("w")}, edge=("n_clients",)),
     Case("fedlab.gmm.server_step", {
         "stats": Obj(fresh(lambda: __import__("fedlab.gmm", fromlist=["x"]).local_m_step(
             np.ones((2, 5, 2)), np.full(2, 0.5), np.eye(2))), also=("means",)),
@@ -254,17 +270,19 @@ CASES = [
         "means": Arr(np.eye(2), ndim=2, also=("x", "log_pi")), "variances": Arr(1.0, positive=True, nonempty=False),
     }),
     Case("fedlab.gmm.seed_means", {"x": Arr(np.random.default_rng(0).normal(size=(6, 2)), ndim=2),
-                                   "n_components": Int(2, low=1), "rng": Rng(0)}),
+                                   "n_components": Int(2, low=1), "rng": Rng(0)}, edge=("n_components",)),
     Case("fedlab.gmm.FederatedGMMEM", {"n_components": Int(2, low=1), "variance": Real(1.0, low=0, low_open=True),
                                        "means_init": Arr(None, optional=True),
-                                       "weights_init": Arr(None, optional=True, simplex=True)}),
+                                       "weights_init": Arr(None, optional=True, simplex=True)}, edge=("n_components",)),
     Case("fedlab.gmm.federated_gmm_em", {"x": Arr(np.random.default_rng(0).normal(size=(2, 5, 2))),
                                          "n_components": Int(2, low=1), "n_iter": Int(2, low=0),
                                          "means_init": Arr(None, optional=True),
                                          "weights_init": Arr(None, optional=True, simplex=True),
-                                         "variance": Real(1.0, low=0, low_open=True), "seed": Int(0, low=0)}),
-    # ---------------------------------------------------------------- algorithms
-    *[Case(f"fedlab.algorithms.{mod}.{cls}", {"model": model_kind(with_data=False), "solver": solver_kind(), **extra})
+                                         "variance": Real(1.0, low=0, low_open=True), "seed": Int(0, low=0)},
+         edge=("n_components", "n_iter")),
+    # ---------------------------------------------------------------- algorithms (edges: each option's closed bounds)
+    *[Case(f"fedlab.algorithms.{mod}.{cls}", {"model": model_kind(with_data=False), "solver": solver_kind(), **extra},
+           edge=tuple(a for a, kind in extra.items() if kind.edges()))
       for mod, cls, extra in [
           ("fedavg", "FedAvg", {"participation": Real(1.0, low=0, high=1, low_open=True),
                                 "weights": Kind("size", extra=(BAD_TEXT, [0.5, 0.6], 3))}),
@@ -282,7 +300,8 @@ CASES = [
           ("personalized", "PFedMe", {"lam": Real(1.0, low=0, low_open=True), "inner_steps": Int(5, low=1),
                                       "beta": Real(1.0, low=0, low_open=True)}),
           ("personalized", "APFL", {"alpha": Real(0.5, low=0, high=1)}),
-          ("personalized", "Ditto", {"lam": Real(0.1, low=0), "personal_steps": Int(None, low=1, optional=True)}),
+          ("personalized", "Ditto", {"lam": Real(0.1, low=0, low_open=True),
+                                     "personal_steps": Int(None, low=1, optional=True)}),
           ("personalized", "FedRep", {"head_keys": Obj(None, optional=True, extra=(("nope",),)),
                                       "head_steps": Int(None, low=1, optional=True)}),
       ]],
@@ -313,10 +332,11 @@ CASES = [
                                                          "components": params_kind(rows=2, fixed_rows=False),
                                                          "data": clients_kind(also=("model",)),
                                                          "n_iter": Int(2, low=1), "tol": Real(1e-6, low=0),
-                                                         "pi_init": Arr(None, optional=True, simplex=True)}),
+                                                         "pi_init": Arr(None, optional=True, simplex=True)},
+         edge=("n_iter", "tol")),
     Case("fedlab.algorithms.fedem.init_components", {"model": model_kind(with_data=False),
                                                      "n_components": Int(2, low=1),
-                                                     "seed": Int(0, low=0)}),
+                                                     "seed": Int(0, low=0)}, edge=("n_components",)),
     Case("fedlab.algorithms.fedem.consensus_distance", {"params": params_kind(model_aware=False,
                                                                               also=("n_clients",)),
                                                         "n_clients": Int(w.N_CLIENTS, low=1, also=("params",))}),
@@ -352,45 +372,49 @@ CASES = [
     Case("fedlab.data.partition.Partition", {"indices": Obj([np.arange(3), np.arange(3, 5)],
                                                             extra=([np.array([0.5])], [np.array([-1])], []))}),
     Case("fedlab.data.partition.partition_iid", {"y": Arr(np.arange(20) % 3, integer=True, nonneg=True),
-                                                 "n_clients": Int(4, low=1, high=20), "rng": Rng(0)}),
+                                                 "n_clients": Int(4, low=1, high=20), "rng": Rng(0)},
+         edge=("n_clients",)),
     Case("fedlab.data.partition.partition_dirichlet", {"y": Arr(np.arange(40) % 3, integer=True, nonneg=True),
                                                        "n_clients": Int(4, low=1, high=40),
                                                        "alpha": Real(0.5, low=0, low_open=True), "rng": Rng(0),
-                                                       "n_label_groups": Int(None, low=1, optional=True)}),
+                                                       "n_label_groups": Int(None, low=1, optional=True)},
+         edge={"n_clients": [1], "n_label_groups": [1]}),
     Case("fedlab.data.partition.partition_pathological", {"y": Arr(np.arange(40) % 4, integer=True, nonneg=True),
                                                           "n_clients": Int(4, low=1, high=40),
                                                           "classes_per_client": Int(2, low=1, high=4),
-                                                          "rng": Rng(0)}),
+                                                          "rng": Rng(0)}, edge=("classes_per_client",)),
     Case("fedlab.data.partition.partition_pachinko", {"y": Arr(np.arange(40) % 4, integer=True, nonneg=True),
                                                       "n_clients": Int(4, low=1, high=40),
                                                       "alpha": Real(0.5, low=0, low_open=True),
                                                       "beta": Real(0.5, low=0, low_open=True),
                                                       "coarse_of_fine": Arr(np.array([0, 0, 1, 1]), integer=True,
                                                                             nonneg=True, extra=(np.array([0]),)),
-                                                      "rng": Rng(0)}),
+                                                      "rng": Rng(0)}, edge=("n_clients",)),
     Case("fedlab.data.partition.partition", {"y": Arr(np.arange(20) % 3, integer=True, nonneg=True),
-                                             "scheme": Choice("iid"), "n_clients": Int(4, low=1)}),
+                                             "scheme": Choice("iid"), "n_clients": Int(4, low=1)}, edge=("n_clients",)),
     Case("fedlab.data.partition.train_test_split_clients", {
         "xs": Obj(w.client_arrays()[0], extra=([np.zeros((0, 2))],), also=("ys",)),
         "ys": Obj(w.client_arrays()[1], extra=([np.zeros(1)] * 4,), also=("xs",)),
         "test_fraction": Real(0.25, low=0, high=1, high_open=True), "rng": Rng(0),
-    }),
+    }, edge=("test_fraction",)),
     Case("fedlab.data.partition.label_skew", {"histograms": Arr(np.ones((3, 2)), nonneg=True, ndim=2)}),
     Case("fedlab.data.synthetic.make_leaf_synthetic", {"alpha": Real(0.5, low=0), "beta": Real(0.5, low=0),
                                                        "n_clients": Int(3, low=1, optional=True),
                                                        "n_samples": Int(10, low=1),
                                                        "dim": Int(4, low=1), "n_classes": Int(3, low=2),
-                                                       "rng": Rng(0)}),
+                                                       "rng": Rng(0)},
+         edge=("alpha", "beta", "n_clients", "n_samples", "dim", "n_classes")),
     Case("fedlab.data.synthetic.make_gaussian_mixture", {
         "n_components": Int(2, low=1), "dim": Int(2, low=1), "n_samples": Int(10, low=1),
         "means": Arr(None, optional=True, extra=(np.ones((3, 2)),)),
         "spread": Real(3.0, low=0), "cov_scale": Arr(1.0, positive=True, nonempty=False),
         "weights": Arr(None, optional=True, simplex=True), "rng": Rng(0),
-    }),
+    }, edge=("n_components", "dim", "n_samples", "spread")),
     Case("fedlab.data.synthetic.make_gaussian_mixture_clients", {"n_clients": Int(2, low=1),
                                                                  "n_samples": Int(5, low=1),
                                                                  "n_components": Int(2, low=1),
-                                                                 "dim": Int(2, low=1), "rng": Rng(0)}),
+                                                                 "dim": Int(2, low=1), "rng": Rng(0)},
+         edge=("n_clients", "n_samples", "n_components", "dim")),
     Case("fedlab.data.vision.file_hash", {"path": File(__file__, extra=("/nonexistent/robustness/file",)),
                                           "algorithm": Choice("sha256")}),
     Case("fedlab.data.vision.read_idx", {"source": File(b"\x00\x00\x08\x01\x00\x00\x00\x02\x01\x02",
@@ -414,11 +438,11 @@ CASES = [
                                        "files": Fixed(())}, auto=False),
     Case("fedlab.data.fetch.fetch_command", {"names": Fixed("mnist")}, fn=lambda names: fetch_command(names),
          auto=False),
-    Case("fedlab.data.fetch.download", {"remote": Obj(RemoteFile("a.bin", "http://127.0.0.1:9/a.bin", "0" * 32),
-                                                      extra=("http://127.0.0.1:9/a.bin",)),
-                                        "folder": Fixed(".robustness-download"), "progress": Flag(False)}),
-    Case("fedlab.data.fetch.fetch", {"names": Kind(["mnist"], extra=([], "mnist", ["imagenet"], 3)),
-                                     "progress": Flag(False)}, skip=("catalog", "echo")),
+    Case("fedlab.data.fetch.download", {"remote": Obj(fresh(w.served_file), extra=("http://127.0.0.1:9/a.bin",)),
+                                        "folder": Fixed(fresh(w.scratch)), "progress": Flag(False)}),
+    Case("fedlab.data.fetch.fetch", {"names": Kind(["served"], extra=([], "served", ["mnist"], 3)),
+                                     "progress": Flag(False), "catalog": Fixed(fresh(w.catalog)),
+                                     "echo": Fixed(lambda line: None)}),
     Case("fedlab.data.fetch.dataset_status", {}, skip=("catalog",)),
     Case("fedlab.data.fetch.is_present", {"name": Choice("mnist")}, skip=("catalog",)),
     Case("fedlab.data.fetch.require", {"names": Kind("mnist", extra=("imagenet", 3))}, fn=lambda names: require(names),
@@ -431,7 +455,8 @@ CASES = [
                                        "clients": Int(2, low=1, optional=True), "rounds": Int(1, low=1),
                                        "local_steps": Int(1, low=1), "batch_size": Int(4, low=1),
                                        "lr": Real(0.1, low=0, low_open=True), "seeds": Int(1, low=1),
-                                       "paper": Fixed("")}, auto=False),
+                                       "paper": Fixed("")}, auto=False,
+         edge=("clients", "rounds", "local_steps", "batch_size", "seeds")),
     Case("fedlab.paper.settings_table", {"settings": Kind({"a": SETTING}, extra=({"a": 3}, 3, [SETTING]))}),
     Case("fedlab.paper.sweep_settings", {"fn": Obj(lambda **kw: kw, extra=()), "settings": Kind({"mnist": SETTING},
                                                                                   extra=({"mnist": 3}, 3)),
@@ -454,34 +479,39 @@ CASES = [
     Case("fedlab.paper.mean_over_seeds", {"runs": Kind([{"a": 1.0}], extra=([], 3, "runs"))}),
     Case("fedlab.paper.stand_in_data", {"setting": Obj(SETTING, extra=("mnist",)), "n_clients": Int(2, low=1,
                                                                                                     optional=True),
-                                        "seed": Int(0, low=0)}),
+                                        "seed": Int(0, low=0)}, edge=("n_clients",)),
     Case("fedlab.paper.seconds_per_round", {"algorithm": Obj(METHODS["fedavg"](LinearModel(784, 10), w.solver()),
                                                              extra=(w.solver(),)),
                                             "data": Fixed(fresh(lambda: stand_in_data(SETTING))),
-                                            "rounds": Int(1, low=1)}, skip=("device",)),
+                                            "rounds": Int(1, low=1)}, skip=("device",), edge=("rounds",)),
     Case("fedlab.paper.encode_text", {"text": Kind("abc", extra=(b"abc", 3, None))}),
     Case("fedlab.paper.next_character_samples", {"codes": Arr(np.arange(10), nonempty=False,
                                                                          extra=(np.zeros((2, 2)), np.ones(3) / 2)),
-                                                 "seq_len": Int(3, low=1), "stride": Int(1, low=1)}),
-    Case("fedlab.paper.read_tff_clients", {"path": File(__file__, extra=("/nonexistent/robustness/file.h5",)),
+                                                 "seq_len": Int(3, low=1), "stride": Int(1, low=1)},
+         edge=("seq_len", "stride")),
+    Case("fedlab.paper.read_tff_clients", {"path": File(fresh(lambda: f"{w.data_folder()}/fed_emnist_train.h5"),
+                                                        extra=(__file__, "/nonexistent/robustness/file.h5")),
                                            "fields": Fixed(("pixels",))}),
     Case("fedlab.paper.load_femnist", {"n_clients": Int(None, low=1, optional=True), "seed": Int(0, low=0),
-                                       "fraction": Real(None, low=0, high=1, low_open=True, optional=True)}),
+                                       "fraction": Real(None, low=0, high=1, low_open=True, optional=True)},
+         edge=("n_clients", "fraction")),
     Case("fedlab.paper.load_shakespeare", {"n_clients": Int(None, low=1, optional=True), "seq_len": Int(80, low=1),
                                            "fraction": Real(None, low=0, high=1, low_open=True, optional=True),
                                            "stride": Int(80, low=1), "min_samples": Int(2, low=1),
-                                           "seed": Int(0, low=0)}),
+                                           "seed": Int(0, low=0)},
+         edge=("n_clients", "seq_len", "fraction", "stride", "min_samples")),
     Case("fedlab.paper.group_clients", {"data": Obj(fresh(w.fed), extra=(w.clients(), 3)),
                                         "groups": Kind([[0, 2], [1]], extra=([], [[]], [[0, 99]], [[0], [0]], 3))}),
     Case("fedlab.paper.load_partitioned", {"name": Choice("mnist"), "n_clients": Int(4, low=1),
-                                           "test_fraction": Real(0.2, low=0, high=1),
+                                           "test_fraction": Real(0.2, low=0, high=1, high_open=True),
                                            "data_fraction": Real(1.0, low=0, high=1, low_open=True),
-                                           "seed": Int(0, low=0)},
-         auto=False),
-    Case("fedlab.paper.load_federated", {"name": Choice("mnist")}, auto=False),
-    Case("fedlab.models.femnist_cnn", {"n_classes": Int(62, low=2)}),
-    Case("fedlab.models.cifar_cnn", {"n_classes": Int(10, low=2)}),
-    Case("fedlab.models.char_lstm", {"vocabulary": Int(100, low=2)}),
+                                           "seed": Int(0, low=0), "alpha": Real(0.5, low=0, low_open=True)},
+         auto=False, edge=("n_clients", "test_fraction", "data_fraction")),
+    Case("fedlab.paper.load_federated", {"name": Choice("mnist"), "n_clients": Int(4, low=1),
+                                         "alpha": Real(0.5, low=0, low_open=True)}, auto=False, edge=("n_clients",)),
+    Case("fedlab.models.femnist_cnn", {"n_classes": Int(62, low=2)}, edge=("n_classes",)),
+    Case("fedlab.models.cifar_cnn", {"n_classes": Int(10, low=2)}, edge=("n_classes",)),
+    Case("fedlab.models.char_lstm", {"vocabulary": Int(100, low=2)}, edge=("vocabulary",)),
     Case("fedlab.engine.device.resolve_device", {"device": Kind(None, extra=("gpu0", 3, "cuda:7"))}),
     # ---------------------------------------------------------------- experiments
     Case("fedlab.experiments.aggregate.aggregate_seeds", {
@@ -493,7 +523,7 @@ CASES = [
         "records": Obj([{"config": {"a": 1}, "seed": 0, "result": {"m": 1.0}}], extra=([{"seed": 0}],)),
         "metrics": Kind("m", extra=(3, [])), "ddof": Int(0, low=0), "digits": Int(4, low=0, optional=True),
         "point": Kind(-1, extra=(1.5, "3", None)),
-    }),
+    }, edge=("digits",)),
     Case("fedlab.experiments.store.ResultStore", {"path": File(fresh(lambda: __import__("tempfile").mkdtemp()),
                                                                extra=(__file__,))}),
     Case("fedlab.experiments.store.to_jsonable", {"obj": Kind({"a": 1}, extra=(object(), {1.5: 2}, {"a": {3}}),
@@ -509,7 +539,7 @@ CASES = [
         "seeds": Kind(0, extra=(-1, [0, 0], 1.5, BAD_TEXT)),
         "store": Kind(None, extra=(3,)), "executor": Kind("sequential", extra=(BAD_TEXT, 3)),
         "max_workers": Int(None, low=1, optional=True), "progress": Flag(False), "on_error": Choice("raise"),
-    }),
+    }, edge=("max_workers",)),
     # ---------------------------------------------------------------- claims, tables, plots
     Case("fedlab.claims.Claim", {
         "chapter": Kind("c", extra=("", 3)), "source": Kind("s", extra=("", 3)), "statement": Kind("x", extra=("",)),
@@ -517,29 +547,31 @@ CASES = [
         "rule": Choice("tolerance"),
         "tolerance": Real(0.1, low=0, optional=True), "relative": Flag(False),
         "holds": Kind(None, extra=(BAD_TEXT,)), "why": Kind("", extra=(3,)), "digits": Int(2, low=0),
-    }, auto=False),
+    }, auto=False, edge=("tolerance", "digits")),
     *[Case(f"fedlab.claims.{name}", {"claims": Obj([__import__("fedlab.claims", fromlist=["x"]).Claim(
         "c", "s", "x", 1.0, 1.0, "tolerance", tolerance=0.5)], extra=([3],))}) for name in ("tally", "claims_table")],
     Case("fedlab.claims.show_claims", {"claims": Obj([], extra=([3],))}),
     Case("fedlab.claims.save_claims", {"claims": Obj([], extra=([3],)),
                                        "path": File(fresh(lambda: __import__("tempfile").mktemp(suffix=".json")),
                                                     extra=("/nonexistent/robustness/claims.json",))}),
-    Case("fedlab.claims.load_claims", {"path": File(__file__, extra=("/nonexistent/robustness/claims.json",))}),
+    Case("fedlab.claims.load_claims", {"path": File(fresh(claims_file),
+                                                    extra=(__file__, "/nonexistent/robustness/claims.json"))}),
     # ---------------------------------------------------------------- headlines
     Case("fedlab.headlines.Headline", {
         "name": Kind("a", extra=("", "a: b", 3)), "value": Kind(1.0, extra=(NAN, [1.0, "x"], None)),
         "tolerance": Real(0.1, low=0), "relative": Flag(False), "digits": Int(3, low=0, optional=True),
         "why": Kind("noise", extra=(3,)),
-    }, auto=False),
+    }, auto=False, edge=("tolerance", "digits")),
     *[Case(f"fedlab.headlines.{name}", {"name": Kind("a", extra=("", 3)), "value": Kind(1.0, extra=(NAN,)),
-                                        "digits": Int(3, low=0, optional=True)})
+                                        "digits": Int(3, low=0, optional=True)}, edge=("digits",))
       for name in ("exact", "computed")],
     Case("fedlab.headlines.accuracy", {"name": Kind("a", extra=("", 3)), "value": Kind(0.9, extra=(NAN,)),
                                        "n_test": Int(100, low=1), "samples": Int(1, low=1),
-                                       "unit": Real(1.0, low=0, low_open=True), "digits": Int(3, low=0, optional=True)}),
+                                       "unit": Real(1.0, low=0, low_open=True), "digits": Int(3, low=0, optional=True)},
+         edge=("n_test", "samples", "digits")),
     Case("fedlab.headlines.percentile_flip", {"client_accuracies": Kind([0.5, 0.9], extra=([[0.5]], [0.5])),
                                               "n_test": Kind([2, 10], extra=([1.5, 2], [-1, 2])),
-                                              "q": Real(10.0, low=0, high=100)}),
+                                              "q": Real(10.0, low=0, high=100)}, edge=("q",)),
     Case("fedlab.headlines.show_headlines", {"headlines": Obj([], extra=([3], "a: 1"))}),
     Case("fedlab.headlines.compare_headlines", {"stored": Obj([], extra=([3], "a", [{"nope": 1}])),
                                                 "fresh": Obj([], extra=([3], "a", [{"nope": 1}]))}),
@@ -547,13 +579,14 @@ CASES = [
                                           "rows": Obj([[1]], extra=([[1, 2]], 3))}),
     Case("fedlab.tables.show_table", {"header": Obj(["a"], extra=([],)), "rows": Obj([[1]], extra=([[1, 2]], 3))}),
     Case("fedlab.tables.mean_pm_std", {"ms": Kind((1.0, 0.5), extra=((1.0,), (1.0, -1.0), BAD_TEXT)),
-                                       "digits": Int(2, low=0)}),
-    Case("fedlab.tables.paired_t", {"mean": Real(1.0), "std": Real(0.5, low=0), "n": Int(3, low=1)}),
+                                       "digits": Int(2, low=0)}, edge=("digits",)),
+    Case("fedlab.tables.paired_t", {"mean": Real(1.0), "std": Real(0.5, low=0), "n": Int(3, low=1)}, edge=("std", "n")),
     Case("fedlab.tables.paired_direction", {"mean": Real(1.0), "std": Real(0.5, low=0), "n": Int(3, low=1),
-                                            "negligible": Real(0.2, low=0), "t_critical": Real(2.0, low=0)}),
+                                            "negligible": Real(0.2, low=0), "t_critical": Real(2.0, low=0)},
+         edge=("std", "n", "negligible", "t_critical")),
     Case("fedlab.plots.figure_axes", {"ax": AX, "figsize": Arr((5, 3.4), positive=True)}),
     Case("fedlab.plots.check_axes", {"name": Fixed("ax"), "value": Kind(None, extra=(BAD_TEXT, 3), also=("ax",)),
-                                     "n": Int(None, low=1, optional=True, also=("ax",))}),
+                                     "n": Int(None, low=1, optional=True, also=("ax",))}, edge=("n",)),
     Case("fedlab.plots.plot_label_histograms", {"histograms": Arr(np.ones((3, 2)), nonneg=True, ndim=2), "ax": AX}),
     Case("fedlab.plots.plot_curves", {"curves": Obj({"a": ([0, 1], [[1.0, 2.0]])},
                                                     extra=({"a": ([0, 1, 2], [[1.0, 2.0]])}, {"a": 3}, [])),

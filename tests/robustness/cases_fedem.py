@@ -41,6 +41,14 @@ def mixture_kind(**kw):
     return Obj(fresh(mixture), extra=(w.fed(),), **kw)
 
 
+
+def real_setting():
+    """The FEMNIST setting shrunk to the robustness files, on a small model."""
+    from fedlab.fedem.real_data import SETTINGS
+
+    return w.tiny(SETTINGS["femnist"], model="mnist_logistic")
+
+
 CASES = [
     # ---------------------------------------------------------------- data
     Case(f"{M}.data.MixtureDataset", {
@@ -54,13 +62,16 @@ CASES = [
                                               "dim": Int(3, low=1), "alpha": Real(0.4, low=0, low_open=True),
                                               "noise_level": Real(0.1, low=0), "n_min": Int(5, low=1),
                                               "n_max": Int(8, low=5), "n_test": Int(4, low=0),
-                                              "label_mode": Choice("round"), "rng": Rng(0)}),
+                                              "label_mode": Choice("round"), "rng": Rng(0)},
+         edge=("n_clients", "n_components", "dim", "noise_level", "n_min", "n_max", "n_test")),
     Case(f"{M}.data.make_digits_mixture", {"n_clients": Int(4, low=1), "n_components": Int(2, low=1),
                                            "alpha": Real(0.4, low=0, low_open=True), "mode": Choice("permutation"),
                                            "test_fraction": Real(0.25, low=0, high=1, high_open=True),
-                                           "min_size": Int(10, low=1), "max_tries": Int(5, low=1), "rng": Rng(0)}),
+                                           "min_size": Int(10, low=1), "max_tries": Int(5, low=1), "rng": Rng(0)},
+         edge=("n_clients", "n_components", "test_fraction", "min_size", "max_tries")),
     Case(f"{M}.data.mixture_client_sizes", {"n_clients": Int(4, low=1), "n_min": Int(5, low=1),
-                                            "n_max": Int(8, low=5), "rng": Rng(0)}),
+                                            "n_max": Int(8, low=5), "rng": Rng(0)},
+         edge=("n_clients", "n_min", "n_max")),
     Case(f"{M}.data.official_buggy_labels", {
         "labels_by_component": Obj([np.array([1, 0]), np.array([1])], extra=([np.array([0.5])], [BAD_TEXT]),
                                    also=("counts",)),
@@ -76,10 +87,11 @@ CASES = [
     Case(f"{M}.experiments.train_method", {"name": Choice("fedavg", also=("method",)),
                                            "data": Obj(fresh(w.fed), extra=(w.clients(),)),
                                            "model": Obj(w.model(), extra=(w.solver(),)), "seed": Int(0, low=0),
-                                           "eval_every": Int(None, low=1, optional=True), **TRAIN}),
+                                           "eval_every": Int(None, low=1, optional=True), **TRAIN},
+         edge=("eval_every", "rounds", "batch_size")),
     Case(f"{M}.experiments.erdos_renyi_mixing", {"n": Int(4, low=1), "p": Real(0.5, low=0, high=1, low_open=True),
                                                  "seed": Int(0, low=0), "weights": Choice("metropolis"),
-                                                 "max_tries": Int(100, low=1)}),
+                                                 "max_tries": Int(100, low=1)}, edge=("n", "p")),
     Case(f"{M}.experiments.component_cosines", {
         "params": Obj(fresh(lambda: {"weight": torch.ones(2, 2, 3).cumsum(0)}), extra=({}, {"weight": torch.ones(3)}),
                       also=("theta",)),
@@ -90,7 +102,8 @@ CASES = [
                                                               also=("pi_learned",))}),
     Case(f"{M}.experiments.oracle_accuracy", {"data": mixture_kind()}),
     *[Case(f"{M}.experiments.{name}", {"dataset": Choice("synthetic"), "seed": Int(0, low=0),
-                                       "data_kwargs": data_kwargs_kind(), **TRAIN, **extra})
+                                       "data_kwargs": data_kwargs_kind(), **TRAIN, **extra},
+           edge=("rounds", "batch_size"))
       for name, extra in [
           ("compare_methods", {"methods": Kind(("local",), extra=((BAD_TEXT,), BAD_TEXT, ())),
                                "method_kwargs": Obj(None, optional=True, extra=({"local": 3},)),
@@ -111,7 +124,8 @@ CASES = [
     Case(f"{M}.experiments.cluster_recovery", {"n_components": Int(2, low=1), "seed": Int(0, low=0),
                                                "data_kwargs": data_kwargs_kind(), **TRAIN}),
     Case(f"{M}.experiments.opposite_labels_demo", {"n_clients": Int(2, low=2), "n_samples": Int(4, low=2),
-                                                   "dim": Int(2, low=1), "seed": Int(0, low=0), **TRAIN}),
+                                                   "dim": Int(2, low=1), "seed": Int(0, low=0), **TRAIN},
+         edge=("n_samples", "dim", "rounds", "batch_size")),
     # ---------------------------------------------------------------- plots
     Case(f"{M}.plots.plot_gmm_em", {"x": Arr(fresh(lambda: gmm_run()[0]), ndim=2),
                                     "states": Obj(fresh(lambda: gmm_run()[1]), extra=([],), also=("history",)),
@@ -144,16 +158,17 @@ CASES = [
                                      "ax": AX}),
     # ---------------------------------------------------------------- paper mode (real data, §3.5.6)
     Case(f"{M}.real_data.run_setting", {
-        "name": Kind("cifar10", extra=(3, None)),
-        "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(
-            __import__("fedlab.fedem.real_data", fromlist=["SETTINGS"]).SETTINGS["cifar10"])),
-            extra=({"nope": 1}, {"dataset": "cifar10"}, [1])),
+        "name": Kind("femnist", extra=(3, None)),
+        "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(real_setting())),
+                       extra=({"nope": 1}, {"dataset": "cifar10"}, [1])),
         "seed": Int(0, low=0)}),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, optional=True, low=1),
-                                      "datasets": Kind(("cifar10",), extra=((BAD_TEXT,), [], ("mnist",), 3)),
-                                      "settings": Obj(None, optional=True, extra=({"x": 3}, [1]))}),
+                                      "datasets": Kind(("femnist",), extra=((BAD_TEXT,), [], ("mnist",), 3)),
+                                      "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
+                                                      extra=({"x": 3}, [1]))}),
     Case(f"{M}.real_data.paper_claims", {"results": Obj(None, optional=True,
                                                         extra=({"cifar10": 3}, {"cifar10": {"mean": 1}}, [1]))}),
-    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, optional=True, low=1),
-                                             "settings": Obj(None, optional=True, extra=({"x": 3}, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(1, optional=True, low=1),  # the edge, the fastest
+                                             "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
+                                                               extra=({"x": 3}, [1]))}),
 ]

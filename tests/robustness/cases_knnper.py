@@ -70,6 +70,14 @@ SMALL = {"n_clients": Int(4, low=2), "rounds": Int(1, low=0), "local_steps": Int
          "alpha": Real(0.3, low=0, low_open=True)}
 """Small, valid training settings of the experiments."""
 
+
+def real_setting():
+    """The FEMNIST setting shrunk to the robustness files, on a small model."""
+    from fedlab.knnper.real_data import SETTINGS
+
+    return w.tiny(SETTINGS["femnist"], model="mnist_mlp")
+
+
 CASES = [
     # ---------------------------------------------------------------- algorithms
     Case(f"{M}.algorithms.embedding_dim", {"model": mlp_kind()}),
@@ -83,10 +91,11 @@ CASES = [
         "keys": Obj(fresh(lambda: features().keys), extra=([], [np.full((2, 4), NAN)]), also=("proba", "labels")),
         "proba": Obj(fresh(lambda: features().proba), extra=([],), also=("keys", "labels")),
         "labels": Obj(fresh(lambda: features().labels), extra=([],), also=("keys", "proba"))}),
-    Case(f"{M}.algorithms.capacity_size", {"n": Int(10, low=0), "capacity": Real(0.5, low=0, high=1)}),
+    Case(f"{M}.algorithms.capacity_size", {"n": Int(10, low=0), "capacity": Real(0.5, low=0, high=1)},
+         edge=("n", "capacity")),
     Case(f"{M}.algorithms.knn_search", {"query": Arr(np.ones((2, 3)), ndim=2, nonempty=False, also=("keys",)),
                                         "keys": Arr(np.arange(12.0).reshape(4, 3), ndim=2, also=("query",)),
-                                        "k": Int(2, low=1), "backend": Choice("torch")}),
+                                        "k": Int(2, low=1), "backend": Choice("torch")}, edge=("k",)),
     Case(f"{M}.algorithms.kernel_weights", {"dist": Arr(np.ones((2, 3)), ndim=2, nonneg=True, nonempty=False),
                                             "sigma": Real(1.0, low=0, low_open=True), "kernel": Choice("exp_dist"),
                                             "dim": Int(1, low=1)}),
@@ -96,7 +105,7 @@ CASES = [
                                                      link=True, also=("keys", "n_classes")),
                                        "k": Int(2, low=1), "n_classes": Int(3, low=1, also=("values",)),
                                        "sigma": Real(1.0, low=0, low_open=True), "kernel": Choice("exp_dist"),
-                                       "backend": Choice("torch")}),
+                                       "backend": Choice("torch")}, edge=("k",)),
     Case(f"{M}.algorithms.interpolate", {"p_knn": Arr(proba(), simplex=True, also=("p_global",)),
                                          "p_global": Arr(proba(seed=1), simplex=True, also=("p_knn",)),
                                          "lam": Arr(0.5, nonempty=False, prob=True, extra=(np.ones(3),))}),
@@ -111,13 +120,13 @@ CASES = [
                                                      link=True, also=("keys", "n_classes")),
                                        "n_classes": Int(3, low=1, also=("values",))}),
     Case(f"{M}.algorithms.build_datastores", {"features": features_kind(), "capacity": Real(0.5, low=0, high=1),
-                                              "seed": Int(0, low=0)}),
+                                              "seed": Int(0, low=0)}, edge=("capacity",)),
     Case(f"{M}.algorithms.KNNPerModel", {"model": mlp_kind(), "params": mlp_params_kind(),
                                          "datastores": Obj(fresh(stores), extra=((3,), ())),
                                          "lambdas": Arr(np.full(w.N_CLIENTS, 0.5), prob=True, link=True,
                                                         also=("datastores",)),
                                          "k": Int(10, low=1), "sigma": Real(1.0, low=0, low_open=True),
-                                         "info": Obj({}, extra=([],))}),
+                                         "info": Obj({}, extra=([],))}, edge=("k",)),
     Case(f"{M}.algorithms.personalize", {"model": mlp_kind(also=("datastore",)), "params": mlp_params_kind(),
                                          "datastore": Obj(fresh(w.clients), extra=(w.fed(),), also=("model",)),
                                          "validation": Obj(None, optional=True, extra=(w.fed(),)),
@@ -134,29 +143,30 @@ CASES = [
                                     "validation": Obj(None, optional=True, extra=(w.fed(),)),
                                     "lam": Real(0.5, low=0, high=1, optional=True),
                                     "lambda_grid": Arr(GRID, prob=True),
-                                    "capacity": Real(1.0, low=0, high=1)}),
+                                    "capacity": Real(1.0, low=0, high=1)}, edge=("lam", "capacity")),
     # ---------------------------------------------------------------- bounds
     Case(f"{M}.bounds.knn_bound_constants", {"gamma1": Real(1.0, low=0, low_open=True),
                                              "gamma2": Real(1.0, low=0, low_open=True),
-                                             "d_H": Real(2.0, low=0, low_open=True),
+                                             "d_H": Real(2.0, low=1),
                                              "delta1": Real(4.0, low=0, low_open=True),
-                                             "delta2": Real(None, low=0, low_open=True, optional=True)}),
+                                             "delta2": Real(None, low=0, low_open=True, optional=True)}, edge=("d_H",)),
     Case(f"{M}.bounds.knn_rate", {"n_t": Arr(100.0, positive=True, nonempty=False),
                                   "p": Arr(3.0, positive=True, nonempty=False)}),
-    Case(f"{M}.bounds.estimation_term", {"n": Real(100.0, low=0, low_open=True),
-                                         "d_H": Real(2.0, low=0, low_open=True), "c4": Real(1.0, low=0)}),
+    Case(f"{M}.bounds.estimation_term", {"n": Real(100.0, low=2, low_open=True),
+                                         "d_H": Real(2.0, low=1), "c4": Real(1.0, low=0, low_open=True)}),
     *[Case(f"{M}.bounds.{name}", {**lead, "L_star": Real(0.1, low=0), "disc": Real(0.2, low=0),
                                   "n_t": Arr(100.0, positive=True, nonempty=False),
-                                  "n": Real(1000.0, low=0, low_open=True),
+                                  "n": Real(1000.0, low=2, low_open=True),
                                   "p": Arr(3.0, positive=True, nonempty=False),
-                                  "d_H": Real(2.0, low=0, low_open=True), "gamma1": Real(1.0, low=0, low_open=True),
-                                  "gamma2": Real(1.0, low=0, low_open=True)})
+                                  "d_H": Real(2.0, low=1), "gamma1": Real(1.0, low=0, low_open=True),
+                                  "gamma2": Real(1.0, low=0, low_open=True)}, edge=("L_star", "disc", "d_H"))
       for name, lead in (("theorem_3_6_1", {"lam": Arr(0.5, prob=True, nonempty=False)}),
                          ("bound_intercept_slope", {}), ("best_lambda", {}))],
     Case(f"{M}.bounds.lambda_preference_threshold", {
-        "L_star": Real(0.1, low=0), "disc": Real(0.2, low=0), "n": Real(1000.0, low=0, low_open=True),
-        "p": Real(3.0, low=0, low_open=True), "d_H": Real(2.0, low=0, low_open=True),
-        "gamma1": Real(1.0, low=0, low_open=True), "gamma2": Real(1.0, low=0, low_open=True)}),
+        "L_star": Real(0.1, low=0), "disc": Real(0.2, low=0), "n": Real(1000.0, low=2, low_open=True),
+        "p": Real(3.0, low=1), "d_H": Real(2.0, low=1),
+        "gamma1": Real(1.0, low=0, low_open=True), "gamma2": Real(1.0, low=0, low_open=True)},
+         edge=("L_star", "disc", "p", "d_H")),
     # ---------------------------------------------------------------- experiments
     Case(f"{M}.experiments.digits_model", {"hidden": Kind((4,), extra=((0,), (1.5,), BAD_TEXT, ()))}),
     Case(f"{M}.experiments.concat_clients", {"a": Obj(fresh(w.clients), extra=(w.fed(),), also=("b",)),
@@ -173,7 +183,8 @@ CASES = [
                                            "test_fraction": Real(0.2, low=0, high=0.5), "min_size": Int(10, low=3),
                                            "pool": Arr(None, optional=True, extra=(np.array([-1, 2]),
                                                                                    np.array([0.5]),
-                                                                                   np.array([5000])))}),
+                                                                                   np.array([5000])))},
+         edge=("n_clients", "val_fraction", "test_fraction", "min_size")),
     Case(f"{M}.experiments.scores", {"per_client_accuracy": Arr([0.5, 0.7], prob=True, finite=False, link=True,
                                                                 also=("n_test",)),
                                      "n_test": Arr([3, 4], nonneg=True, link=True, also=("per_client_accuracy",))}),
@@ -183,7 +194,7 @@ CASES = [
         "rounds": Int(1, low=0), "seed": Int(0, low=0), "lr": Real(0.1, low=0, low_open=True),
         "local_steps": Int(1, low=1), "batch_size": Int(4, low=1),
         "hidden": Kind((4,), extra=((0,), BAD_TEXT)),
-        "checkpoints": Kind((), extra=((-1,), (1.5,), BAD_TEXT))}),
+        "checkpoints": Kind((), extra=((-1,), (1.5,), BAD_TEXT))}, edge=("rounds", "batch_size")),
     Case(f"{M}.experiments.compare_methods", {**SMALL, "n_clients": Int(4, low=1),
                                               "methods": Kind(("local",), extra=((BAD_TEXT,), BAD_TEXT, ())),
                                               "lr_grid": Kind(None, extra=((NAN,), (), BAD_TEXT)),
@@ -191,7 +202,8 @@ CASES = [
                                               "finetune_epochs": Real(1.0, low=0, low_open=True),
                                               "ditto_lam": Real(0.1, low=0, low_open=True),
                                               "apfl_alpha": Real(0.5, low=0, high=1),
-                                              "n_components": Int(3, low=1)}),
+                                              "n_components": Int(3, low=1)},
+         edge=("n_clients", "rounds", "batch_size", "k", "apfl_alpha", "n_components")),
     Case(f"{M}.experiments.lambda_selection_diagnosis", {**SMALL, "n_clients": Int(4, low=1), "k": Int(10, low=1),
                                                          "sigma": Real(1.0, low=0, low_open=True)}),
     Case(f"{M}.experiments.unseen_clients", {**SMALL, "new_fraction": Real(0.5, low=0, high=1, low_open=True,
@@ -203,7 +215,7 @@ CASES = [
                                              "n_components": Int(3, low=1)}),
     Case(f"{M}.experiments.shrink_clients", {"split": Obj(fresh(lambda: __import__(
         "fedlab.knnper.experiments", fromlist=["x"]).digits_split(n_clients=3)), extra=(w.clients(), w.fed())),
-        "capacity": Real(0.5, low=0, high=1, low_open=True), "seed": Int(0, low=0)}),
+        "capacity": Real(0.5, low=0, high=1, low_open=True), "seed": Int(0, low=0)}, edge=("capacity",)),
     Case(f"{M}.experiments.new_client_capacity", {**SMALL, "new_fraction": Real(0.5, low=0, high=1, low_open=True,
                                                                                 high_open=True),
                                                   "methods": Kind(("fedavg",), extra=((BAD_TEXT,), BAD_TEXT, ())),
@@ -241,7 +253,8 @@ CASES = [
                                                  "n_steps": Int(3, low=3),
                                                  "lam": Real(0.7, low=0, high=1), "k": Int(5, low=1),
                                                  "sigma": Real(1.0, low=0, low_open=True),
-                                                 "strategies": Kind(("fifo",), extra=((BAD_TEXT,), BAD_TEXT, ()))}),
+                                                 "strategies": Kind(("fifo",), extra=((BAD_TEXT,), BAD_TEXT, ()))},
+         edge=("n_clients", "rounds", "batch_size", "k0", "lam", "k")),
     Case(f"{M}.experiments.system_heterogeneity", {**SMALL, "delta_cs": Kind((0.0, 0.1), extra=((-0.1,), (0.6,),
                                                                                              (NAN,), ())),
                                                    "new_fraction": Real(0.5, low=0, high=1, low_open=True,
@@ -288,8 +301,8 @@ CASES = [
                                         "lam": Real(0.5, low=0, high=1),
                                         "true_label": Int(None, optional=True, low=0, high=2), "ax": AX}),
     Case(f"{M}.plots.plot_bound", {"L_star": Real(0.1, low=0), "disc": Real(0.2, low=0),
-                                   "n": Real(1000.0, low=0, low_open=True), "p": Real(3.0, low=0, low_open=True),
-                                   "d_H": Real(2.0, low=0, low_open=True), "gamma1": Real(1.0, low=0, low_open=True),
+                                   "n": Real(1000.0, low=2, low_open=True), "p": Real(3.0, low=1),
+                                   "d_H": Real(2.0, low=1), "gamma1": Real(1.0, low=0, low_open=True),
                                    "gamma2": Real(1.0, low=0, low_open=True),
                                    "n_t_values": Kind((10, 100), extra=((0,), (NAN,), BAD_TEXT, ())),
                                    "lambdas": Arr(None, optional=True, extra=(np.array([1.5]),)),
@@ -297,16 +310,17 @@ CASES = [
                                    "axes": Kind(None, extra=(BAD_TEXT, 3))}),
     # ---------------------------------------------------------------- paper mode (real data, §3.6.3)
     Case(f"{M}.real_data.run_setting", {
-        "name": Kind("cifar10", extra=(3, None)),
-        "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(
-            __import__("fedlab.knnper.real_data", fromlist=["SETTINGS"]).SETTINGS["cifar10"])),
-            extra=({"nope": 1}, {"dataset": "cifar10"}, [1])),
+        "name": Kind("femnist", extra=(3, None)),
+        "setting": Obj(fresh(lambda: __import__("dataclasses").asdict(real_setting())),
+                       extra=({"nope": 1}, {"dataset": "cifar10"}, [1])),
         "seed": Int(0, low=0)}),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, optional=True, low=1),
-                                      "datasets": Kind(("cifar10",), extra=((BAD_TEXT,), [], ("emnist",), 3)),
-                                      "settings": Obj(None, optional=True, extra=({"x": 3}, [1]))}),
+                                      "datasets": Kind(("femnist",), extra=((BAD_TEXT,), [], ("emnist",), 3)),
+                                      "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
+                                                      extra=({"x": 3}, [1]))}),
     Case(f"{M}.real_data.paper_claims", {"results": Obj(None, optional=True,
                                                         extra=({"cifar10": 3}, {"cifar10": {"mean": 1}}, [1]))}),
-    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, optional=True, low=1),
-                                             "settings": Obj(None, optional=True, extra=({"x": 3}, [1]))}),
+    Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(1, optional=True, low=1),  # the edge, the fastest
+                                             "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
+                                                               extra=({"x": 3}, [1]))}),
 ]

@@ -25,11 +25,11 @@ def _drift_history():
 CASES = [
     Case("fedlab.primer.experiments.digits_federation", {"n_clients": Int(3, low=1), "alpha": Real(0.5, low=0,
                                                                                                    low_open=True),
-                                                         "seed": Int(0, low=0)}),
+                                                         "seed": Int(0, low=0)}, edge=("n_clients",)),
     Case("fedlab.primer.experiments.train_on_digits", {
         "method": Choice("fedavg"), "alpha": Real(0.5, low=0, low_open=True), "local_steps": Int(1, low=1),
         "participation": Real(1.0, low=0, high=1, low_open=True), "rounds": Int(1, low=0),
-        "n_clients": Int(3, low=1)}),
+        "n_clients": Int(3, low=1)}, edge=("rounds", "n_clients")),
     Case("fedlab.primer.experiments.rounds_to_reach", {
         "rounds": Arr([0, 1, 2], link=True, also=("accuracy",)),
         "accuracy": Arr([0.1, 0.5, 0.9], link=True, also=("rounds",)),
@@ -39,7 +39,7 @@ CASES = [
         "curvatures": Arr(np.stack([np.eye(2)] * 2), extra=(-np.stack([np.eye(2)] * 2),)),
         "weights": Arr(np.full(2, 0.5), simplex=True, link=True)}),
     Case("fedlab.primer.toys.QuadraticFedAvg", {"w0": Arr(np.zeros(2), ndim=1), "local_steps": Int(2, low=1),
-                                                "lr": Real(0.1, low=0, low_open=True)}),
+                                                "lr": Real(0.1, low=0, low_open=True)}, edge=("local_steps",)),
     Case("fedlab.primer.toys.QuadraticFedAvg.init", {"clients": Obj(fresh(_clients), extra=(np.zeros(2),)),
                                                      "seed": Int(0, low=0)},
          fn=lambda **kw: __import__("fedlab.primer.toys", fromlist=["x"]).QuadraticFedAvg(
@@ -47,5 +47,5 @@ CASES = [
     Case("fedlab.primer.toys.drift_paths", {"history": Obj(fresh(_drift_history), extra=(History(),))}),
     Case("fedlab.primer.toys.fedavg_fixed_point", {"clients": Obj(fresh(_clients), extra=(np.zeros(2),)),
                                                    "local_steps": Int(2, low=1),
-                                                   "lr": Real(0.1, low=0, low_open=True)}),
+                                                   "lr": Real(0.1, low=0, low_open=True)}, edge=("local_steps",)),
 ]

@@ -138,17 +138,18 @@ CASES = [
                                         "concentrations": Arr((0.5, 100.0), positive=True, ndim=1,
                                                               extra=(np.ones(S + 1),), also=("n_states",)),
                                         "sep": Real(1.0, low=0, low_open=True), "feature_shift": Real(0.0, low=0),
-                                        "noise": Real(1.0, low=0), "rng": Rng(0)}),
+                                        "noise": Real(1.0, low=0), "rng": Rng(0)}, edge=("n_classes", "dim", "noise")),
     Case(f"{M}.data.make_state_distributions", {
         "n_clients": Int(N, low=1), "n_states": Int(S, low=1), "scenario": Choice("full"),
         "cluster": Arr(None, optional=True, extra=(np.array([0, 1]), np.array([0.5, 0, 0, 0]))),
         "concentration": Real(1.0, low=0, low_open=True), "states_per_client": Int(2, low=1),
         "heavy_fraction": Real(0.5, low=0, high=1), "heavy_clusters": Kind((0, 1), extra=((1.5,), BAD_TEXT, (-1,))),
-        "rng": Rng(0)}),
+        "rng": Rng(0)}, edge=("n_clients", "n_states", "states_per_client", "heavy_fraction")),
     Case(f"{M}.data.availability_probabilities", {"n_clients": Int(N, low=1), "mean": Real(0.2, low=0, high=1,
                                                                                           low_open=True),
                                                   "std": Real(0.01, low=0),
-                                                  "low": Real(0.01, low=0, high=1, low_open=True), "rng": Rng(0)}),
+                                                  "low": Real(0.01, low=0, high=1, low_open=True), "rng": Rng(0)},
+         edge=("n_clients", "mean", "std", "low")),
     Case(f"{M}.data.lazy_transition", {"pi": pi_kind(), "speed": Real(0.5, low=0, high=1)}),
     Case(f"{M}.data.shift_persistence", {"speed": Real(0.5, low=0, high=1), "n_steps": Int(2, low=1)}),
     Case(f"{M}.data.round_state_distribution", {"pi": pi_kind(also=("start",)), "speed": Real(0.5, low=0, high=1),
@@ -160,7 +161,7 @@ CASES = [
                                        "transitions": Arr(None, optional=True,
                                                           extra=(np.ones((N, S, S)), np.full((N, S, S), NAN),
                                                                  np.eye(S))),
-                                       "rng": Rng(0)}),
+                                       "rng": Rng(0)}, edge=("n_steps_total", "speed")),
     Case(f"{M}.data.BufferBank", {"x": Arr(np.zeros((N, 2, 2)), ndim=3, also=("y", "states")),
                                   "y": Arr(np.zeros((N, 2), dtype=np.int64), integer=True, nonneg=True, link=True,
                                            also=("x",)),
@@ -202,7 +203,9 @@ CASES = [
         "heavy_fraction": Real(0.5, low=0, high=1), "q_mean": Real(0.3, low=0, high=1, low_open=True),
         "q_std": Real(0.05, low=0), "discrepancy": Choice("kl"),
         "w": Arr(None, optional=True, extra=(np.full(S, 0.5), np.full(S - 1, 1 / (S - 1)))),
-        "test_per_client": Int(3, low=1), "test_per_state": Int(3, low=1), "seed": Int(0, low=0)}),
+        "test_per_client": Int(3, low=1), "test_per_state": Int(3, low=1), "seed": Int(0, low=0)},
+         edge=("n_clients", "n_classes", "dim", "speed", "n_rounds", "n_steps", "capacity", "noise",
+               "states_per_client", "heavy_fraction", "q_mean", "q_std", "test_per_client", "test_per_state")),
     # ---------------------------------------------------------------- bounds
     Case(f"{M}.bounds.sfedpo_gamma", {"alpha_n": Arr(0.5, prob=True, positive=True, nonempty=False),
                                       "n_steps": Int(2, low=1), "form": Choice("closed")}),
@@ -237,7 +240,7 @@ CASES = [
                                         "a1": Real(0.1), "b1": Real(0.2), "variant": Choice("eq10")}),
     Case(f"{M}.strategies.dds_alpha", {"scores": Arr(np.ones((N, S)), link=True, also=("pi_hat",)),
                                        "pi_hat": pi_kind(also=("scores",)),
-                                       "alpha_n": Real(0.5, low=0, high=1, low_open=True)}),
+                                       "alpha_n": Real(0.5, low=0, high=1, low_open=True)}, edge=("alpha_n",)),
     Case(f"{M}.strategies.dds_alpha_exact", {"pi": pi_kind(also=("d", "w")), **STATE_ARGS,
                                              "alpha_n": Real(0.5, low=0, high=1, low_open=True),
                                              "G": Real(1.0, low=0, low_open=True), "n_steps": Int(2, low=1),
@@ -248,7 +251,8 @@ CASES = [
                                              "d": vec(D, nonneg=True, optional=True, also=("pi_hat",)),
                                              "w": vec(W, nonneg=True, optional=True, also=("pi_hat",)),
                                              "a1": Real(0.1), "b1": Real(0.2), "variant": Choice("eq10"),
-                                             "G": Real(1.0, low=0, low_open=True), "n_steps": Int(2, low=1)}),
+                                             "G": Real(1.0, low=0, low_open=True), "n_steps": Int(2, low=1)},
+         edge=("alpha_budget", "n_steps")),
     Case(f"{M}.strategies.saw_weights", {"q": Arr(Q, prob=True, positive=True, ndim=1, also=("s",)),
                                          "s": vec(SCORES, also=("q",)), "a2": Real(1.0), "b2": Real(0.0),
                                          "mask": Arr(None, optional=True,
@@ -268,7 +272,8 @@ CASES = [
                                                  "eta": Real(0.01, low=0), "sigma2": Real(1.0, low=0),
                                                  "lam2": Real(0.0)}),
     Case(f"{M}.strategies.strategy", {"pi_hat": pi_kind(also=("q", "d", "w")), **STRATEGY,
-                                      "sampling": Choice("dds"), "aggregation": Choice("saw")}),
+                                      "sampling": Choice("dds"), "aggregation": Choice("saw")},
+         edge=("alpha_budget", "n_steps", "L", "eta", "sigma2")),
     Case(f"{M}.strategies.theorem2_gap", {"pi": pi_kind(also=("pi_hat", "q", "d", "w")),
                                           "pi_hat": pi_kind(link=True, also=("pi", "q", "d", "w")), **STRATEGY,
                                           "sampling": Choice("dds"), "aggregation": Choice("saw")}),
@@ -290,7 +295,8 @@ CASES = [
         "alpha_budget": Real(0.5, low=0, high=1, low_open=True), "a1": Real(0.1), "b1": Real(0.2),
         "variant": Choice("eq10"), "a2": Real(1.0), "b2": Real(0.0), "G": Real(1.0, low=0, low_open=True),
         "L": Real(1.0, low=0), "sigma2": Real(1.0, low=0), "lam2": Real(0.0), "buffer_rule": Choice("random"),
-        "server": Choice("avg"), "server_lr": Real(1.0, low=0, low_open=True), "backend": Choice("auto")}),
+        "server": Choice("avg"), "server_lr": Real(1.0, low=0, low_open=True), "backend": Choice("auto")},
+         edge=("alpha_budget", "L", "sigma2")),
     Case(f"{M}.algorithms.SFedPO.init", {"data": Obj(fresh(shift), extra=(w.fed(),)), "seed": Int(0, low=0)},
          fn=lambda **kw: sfedpo().init(**kw)),
     Case(f"{M}.algorithms.SFedPO.strategy", {"pi_hat": pi_kind(also=("data",)),
@@ -323,7 +329,8 @@ CASES = [
         "n_states": Int(S, low=1), "n_classes": Int(3, low=2), "dim": Int(2, low=1), "n_rounds": Int(2, low=1),
         "n_steps": Int(2, low=1), "capacity": Int(5, low=1), "sep": Real(1.0, low=0, low_open=True),
         "feature_shift": Real(0.0, low=0), "q_mean": Real(0.3, low=0, high=1, low_open=True),
-        "q_std": Real(0.05, low=0), "seed": Int(0, low=0)}),
+        "q_std": Real(0.05, low=0), "seed": Int(0, low=0)},
+         edge=("speed", "n_clients", "n_classes", "dim", "n_rounds", "n_steps", "capacity", "q_mean", "q_std")),
     Case(f"{M}.experiments.compare_methods", {
         "methods": Kind(COMPARE["methods"], extra=((BAD_TEXT,), (), BAD_TEXT)), "scenario": Choice("full"),
         "speed": Real(1.0, low=0, high=1), "oracle": Choice("exact"), "eps": Real(0.0, low=0),
@@ -333,7 +340,9 @@ CASES = [
         "batch_size": Int(4, low=1), "sep": Real(1.0, low=0, low_open=True), "feature_shift": Real(0.0, low=0),
         "q_mean": Real(0.3, low=0, high=1, low_open=True), "q_std": Real(0.05, low=0), "a1": Real(0.1),
         "b1": Real(0.2), "a2": Real(1.0), "b2": Real(0.0), "model": Choice("linear"), "hidden": Int(4, low=1),
-        "eval_every": Int(1, low=1), "tail": Int(1, low=1), "seed": Int(0, low=0)}),
+        "eval_every": Int(1, low=1), "tail": Int(1, low=1), "seed": Int(0, low=0)},
+         edge=("speed", "n_clients", "n_classes", "dim", "n_rounds", "n_steps", "capacity", "alpha_budget",
+               "batch_size", "q_mean", "q_std", "hidden")),
     Case(f"{M}.experiments.make_model", {"model": Choice("linear"), "dim": Int(2, low=1), "n_classes": Int(3, low=2),
                                          "hidden": Int(4, low=1)}),
     Case(f"{M}.experiments.ablation_configs", {"param": Choice("alpha_budget"),
@@ -393,19 +402,17 @@ CASES = [
 ]
 
 
-def REAL_SETTING_DICT():
-    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
-    import dataclasses
-
+def REAL_SETTING():
+    """The Fashion-MNIST setting shrunk to the robustness files, on a softmax regression."""
     from fedlab.sfedpo.real_data import SETTINGS
 
-    return dataclasses.asdict(dataclasses.replace(SETTINGS["fashion_mnist"], rounds=2, seeds=1))
+    return w.tiny(SETTINGS["fashion_mnist"], model="mnist_logistic")
 
 
-def REAL_SETTING():
-    from fedlab.paper import PaperSetting
+def REAL_SETTING_DICT():
+    import dataclasses
 
-    return PaperSetting(**REAL_SETTING_DICT())
+    return dataclasses.asdict(REAL_SETTING())
 
 
 CASES += [
@@ -413,15 +420,19 @@ CASES += [
     Case(f"{M}.real_data.image_temporal_shift", {"setting": Obj(REAL_SETTING(), extra=("fashion_mnist",)),
                                                  "scenario": Choice("full"), "seed": Int(0, low=0),
                                                  "capacity": Int(8, low=1), "n_states": Int(12, low=6),
-                                                 "test_per_client": Int(5, low=1), "test_per_state": Int(5, low=1)}),
+                                                 "test_per_client": Int(5, low=1), "test_per_state": Int(5, low=1)},
+         edge=("capacity", "n_states", "test_per_client", "test_per_state")),
     Case(f"{M}.real_data.sfedpo_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("fashion_mnist", [1])),
                                              "scenario": Choice("full"), "seed": Int(0, low=0),
                                              "methods": Kind(("sfedpo",), extra=((), (BAD_TEXT,), 3)),
                                              "tail": Int(4, low=1)}, skip=("device",)),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
-                                      "datasets": Kind(("cifar10",), extra=((), ("mnist",), 3)),
-                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+                                      "datasets": Kind(("fashion_mnist",), extra=((), ("mnist",), 3)),
+                                      "settings": Kind(fresh(lambda: {"fashion_mnist": REAL_SETTING()}),
+                                                       extra=(BAD_TEXT, 3))}, skip=("device", "store")),
     Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
-                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
+                                             "settings": Kind(fresh(lambda: {"fashion_mnist": REAL_SETTING()}),
+                                                              extra=(BAD_TEXT, 3))}, skip=("device",),
+         edge=("n_clients",)),
 ]

@@ -56,18 +56,19 @@ CASE_STUDY = {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True), "n_t
 
 CASES = [
     # ---------------------------------------------------------------- data
-    Case(f"{M}.data.ConstantArrivals", {"rate": Int(2, low=0)}),
-    Case(f"{M}.data.StaticArrivals", {"size": Int(2, low=1)}),
+    Case(f"{M}.data.ConstantArrivals", {"rate": Int(2, low=0)}, edge=("rate",)),
+    Case(f"{M}.data.StaticArrivals", {"size": Int(2, low=1)}, edge=("size",)),
     Case(f"{M}.data.PoissonArrivals", {"rate": Real(2.0, low=0, low_open=True)}),
     Case(f"{M}.data.IntermittentArrivals", {"rate": Int(2, low=1), "p_online": Real(0.5, low=0, high=1, low_open=True),
-                                            "rounds": Kind(None, extra=((-1,), (1.5,), BAD_TEXT))}),
+                                            "rounds": Kind(None, extra=((-1,), (1.5,), BAD_TEXT))},
+         edge=("rate", "p_online")),
     Case(f"{M}.data.make_arrivals", {"kind": Choice("constant"), "rate": Int(2, low=0)}),
     Case(f"{M}.data.arrival_counts", {"process": Arr([1, 0, 2], nonneg=True, integer=True,
                                                      extra=(np.array([1, 0]),), also=("counts", "horizon")),
                                       "horizon": Int(3, low=1, also=("counts",)), "rng": Rng(0)}),
-    Case(f"{M}.data.Memory", {"capacity": Int(3, low=0), "rule": Choice("fifo"), "rng": Rng(0)}),
+    Case(f"{M}.data.Memory", {"capacity": Int(3, low=0), "rule": Choice("fifo"), "rng": Rng(0)}, edge=("capacity",)),
     Case(f"{M}.data.simulate_memory", {"counts": Arr([2, 1, 2], nonneg=True, integer=True), "capacity": Int(3, low=0),
-                                       "rule": Choice("fifo"), "rng": Rng(0)}),
+                                       "rule": Choice("fifo"), "rng": Rng(0)}, edge=("capacity",)),
     Case(f"{M}.data.StreamDataset", {
         "train": Obj(fresh(lambda: stream().train), extra=(w.fed(),), also=("test", "memory_index")),
         "test": Obj(fresh(lambda: stream().test), extra=(w.fed(),), also=("train",)),
@@ -92,13 +93,14 @@ CASES = [
         "hist_ys": Obj([w.client_arrays()[1][0]], extra=(3, []), also=("hist_xs",)),
         "fresh_xs": Obj([w.client_arrays()[0][3]], extra=(3, [np.zeros((3, w.DIM))]), also=("fresh_ys",)),
         "fresh_ys": Obj([w.client_arrays()[1][3]], extra=(3, []), also=("fresh_xs",)),
-        "horizon": Int(2, low=1), "n_classes": Int(w.N_CLASSES, low=1, optional=True)}),
+        "horizon": Int(2, low=1), "n_classes": Int(w.N_CLASSES, low=1, optional=True)}, edge=("horizon",)),
     Case(f"{M}.data.StreamSynthetic", {"theta": Arr(np.ones((2, 3)), ndim=2, also=("theta0",)),
                                        "theta0": Arr(np.zeros(3), ndim=1, link=True, also=("theta",)),
                                        "task": Choice("logistic"), "noise": Real(0.0, low=0)}),
     Case(f"{M}.data.make_stream_synthetic", {"n_clients": Int(2, low=1), "dim": Int(3, low=1),
                                              "eps": Real(0.1, low=0), "task": Choice("logistic"),
-                                             "noise": Real(0.0, low=0), "rng": Rng(0)}),
+                                             "noise": Real(0.0, low=0), "rng": Rng(0)},
+         edge=("n_clients", "dim", "eps")),
     # ---------------------------------------------------------------- algorithms
     Case(f"{M}.algorithms.StreamingFedAvg", {"model": Obj(w.model(), extra=(w.solver(),)),
                                              "solver": Obj(w.solver(), extra=(w.model(),)),
@@ -122,7 +124,7 @@ CASES = [
                                               "m_hist": Int(1, low=0, high=3, also=("n",)),
                                               "p_hist": Real(None, low=0, high=1, optional=True),
                                               "ratio": Real(None, low=0, optional=True, inf_ok=True),
-                                              "method": Choice("auto")}),
+                                              "method": Choice("auto")}, edge=("m_hist", "p_hist", "ratio")),
     Case(f"{M}.algorithms.sample_weight_schedule", {"data": Obj(fresh(stream), extra=(w.fed(),)),
                                                     "rule": Choice("ones"),
                                                     "p": Arr(None, optional=True, simplex=True)}),
@@ -131,16 +133,16 @@ CASES = [
                                                                           also=("lam",)),
                                                   "lam": Arr(np.array([0.5, 0.25, 0.25]), nonneg=True, link=True,
                                                              also=("per_sample_grads",)),
-                                                  "batch_size": Int(2, low=1), "rng": Rng(0)}),
+                                                  "batch_size": Int(2, low=1), "rng": Rng(0)}, edge=("batch_size",)),
     # ---------------------------------------------------------------- bounds
     Case(f"{M}.bounds.psi", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p", "m_hist")),
                              "m_hist": Int(1, low=0, high=3, also=("n",)), "c1": Real(1.0, low=0),
-                             "c2": Real(1.0, low=0), "c0": Real(0.0, low=0)}),
+                             "c2": Real(1.0, low=0), "c0": Real(0.0, low=0)}, edge=("m_hist", "c1", "c2")),
     Case(f"{M}.bounds.psi_general", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p", "alpha", "m_hist")),
                                      "alpha": Arr(P, simplex=True, link=True, also=("n",)),
                                      "m_hist": Int(1, low=0, high=3, also=("n",)), "c1": Real(1.0, low=0),
                                      "c2_tilde": Real(1.0, low=0), "disc_max": Real(0.1, low=0),
-                                     "c0": Real(0.0, low=0)}),
+                                     "c0": Real(0.0, low=0)}, edge=("m_hist", "c1", "c2_tilde", "disc_max")),
     Case(f"{M}.bounds.l1_distance_bound", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p",))}),
     Case(f"{M}.bounds.n_eff", {"p": p_kind(also=("n",)), "n": fractions_kind(also=("p",)),
                                "n_total": Real(100.0, low=0, low_open=True)}),
@@ -149,7 +151,7 @@ CASES = [
                                                                  extra=([], [np.ones(3)], [-np.ones((2, 3))],
                                                                         [np.ones((2, 3)), np.ones((3, 3))]))}),
     Case(f"{M}.bounds.p_hist_weights", {"p_hist": Real(0.5, low=0, high=1), "n": fractions_kind(also=("m_hist",)),
-                                        "m_hist": Int(1, low=0, high=3, also=("n",))}),
+                                        "m_hist": Int(1, low=0, high=3, also=("n",))}, edge=("p_hist",)),
     *[Case(f"{M}.bounds.{name}", {"ratio": Arr(0.15, nonneg=True, nonempty=False, finite=False,
                                               extra=(NAN, -1.0)),
                                   "h": Arr(0.2, prob=True, nonempty=False),
@@ -157,7 +159,8 @@ CASES = [
       for name in ("optimal_p_hist", "psi_closed_form")],
     Case(f"{M}.bounds.optimal_weights", {"ratio": Real(0.15, low=0, inf_ok=True),
                                          "n": fractions_kind(also=("m_hist",)),
-                                         "m_hist": Int(1, low=0, high=3, also=("n",)), "method": Choice("auto")}),
+                                         "m_hist": Int(1, low=0, high=3, also=("n",)), "method": Choice("auto")},
+         edge=("ratio", "m_hist")),
     Case(f"{M}.bounds.historical_threshold", {"h": Arr(0.2, prob=True, nonempty=False),
                                               "m_fresh": Int(4, low=1)}),
     Case(f"{M}.bounds.crossover_ratio", {"h": Arr(0.2, prob=True, nonempty=False), "m_fresh": Int(4, low=1)}),
@@ -167,11 +170,13 @@ CASES = [
                                        "horizon": Int(10, low=1), "m_fresh": Int(4, low=0),
                                        "loss_bound": Real(1.0, low=0), "pdim": Real(5.0, low=0, low_open=True),
                                        "n_total": Real(100.0, low=0, low_open=True), "disc_max": Real(0.0, low=0),
-                                       "version": Choice("thesis")}),
+                                       "version": Choice("thesis")},
+         edge=("sigma0", "diameter", "horizon", "m_fresh", "loss_bound")),
     Case(f"{M}.bounds.ratio_exact", {"sigma0": Real(1.0, low=0), "diameter": Real(1.0, low=0),
                                      "horizon": Int(10, low=1), "m_fresh": Int(4, low=0),
                                      "loss_bound": Real(1.0, low=0), "pdim": Real(5.0, low=0, low_open=True),
-                                     "n_total": Real(100.0, low=0, low_open=True)}),
+                                     "n_total": Real(100.0, low=0, low_open=True)},
+         edge=("sigma0", "diameter", "horizon", "m_fresh", "loss_bound")),
     Case(f"{M}.bounds.estimate_ratio", {  # vectorised: numbers or arrays
         "loss_bound": Arr(1.0, nonneg=True, nonempty=False, extra=(-1.0,)),
         "grad_bound": Arr(1.0, positive=True, nonempty=False, extra=(0.0,)),
@@ -184,8 +189,10 @@ CASES = [
     Case(f"{M}.experiments.LinearNoBias", {"in_features": Int(3, low=1)}),
     Case(f"{M}.experiments.case_study_sizes", {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
                                                "n_total": Int(100, low=1), "horizon": Int(5, low=1),
-                                               "m_hist": Int(2, low=1), "m_fresh": Int(2, low=1)}),
-    Case(f"{M}.experiments.synthetic_case_study", dict(CASE_STUDY)),
+                                               "m_hist": Int(2, low=1), "m_fresh": Int(2, low=1)},
+         edge=("n_total", "horizon", "m_hist", "m_fresh")),
+    Case(f"{M}.experiments.synthetic_case_study", dict(CASE_STUDY),
+         edge=("n_total", "horizon", "dim", "eps", "test_per_client")),
     Case(f"{M}.experiments.excess_risk", {"params": Obj(fresh(lambda: {"weight": torch.zeros(1, 3),
                                                                         "bias": torch.zeros(1)}),
                                                         extra=({}, {"weight": torch.zeros(2, 1)},
@@ -202,13 +209,15 @@ CASES = [
         "params": Kind(None, extra=(BAD_TEXT, {})),
         "fraction": Real(0.5, low=0, high=1, low_open=True), "steps": Int(2, low=1), "lr": Real(0.5, low=0,
                                                                                                low_open=True),
-        "batch_size": Int(4, low=1), "seed": Int(0, low=0)}),
+        "batch_size": Int(4, low=1), "seed": Int(0, low=0)}, edge=("fraction", "steps", "batch_size")),
     Case(f"{M}.experiments.compare_strategies", {**CASE_STUDY, "local_steps": Int(1, low=1),
                                                  "batch_size": Int(4, low=1), "lr": Real(0.25, low=0, low_open=True),
                                                  "grid": Kind((0.0, 1.0), extra=((NAN,), (1.5,), (), BAD_TEXT)),
                                                  "estimate_fraction": Real(0.5, low=0, high=1, low_open=True),
                                                  "estimate_steps": Int(2, low=1), "optimizer": Choice("fedavg"),
-                                                 "prox_mu": Real(0.1, low=0, low_open=True)}),
+                                                 "prox_mu": Real(0.1, low=0, low_open=True)},
+         edge=("n_total", "horizon", "dim", "eps", "test_per_client", "batch_size", "estimate_fraction",
+               "estimate_steps")),
     Case(f"{M}.experiments.summarize", {"records": Obj([], extra=(3, [3], [{"seed": 0}])),
                                         "digits": Int(3, low=0)}),
     # ---------------------------------------------------------------- plots
@@ -217,7 +226,7 @@ CASES = [
     *[Case(f"{M}.plots.{name}", {"h_values": Kind((0.05, 0.2), extra=((NAN,), (1.5,), (), BAD_TEXT)),
                                  "m": Int(10, low=2, also=("m_hist",)), "m_hist": Int(5, low=1, also=("m",)),
                                  "ratios": Arr(None, optional=True, extra=(np.array([-1.0]), np.array([NAN]))),
-                                 "mark": Real(None, optional=True, low=0), **extra})
+                                 "mark": Real(None, optional=True, low=0, low_open=True), **extra})
       for name, extra in (("plot_p_hist_vs_ratio", {"ax": AX}), ("plot_bound_tradeoff", {}))],
     Case(f"{M}.plots.plot_psi_gaps", {"ratios": Kind((0.05, 0.15), extra=((NAN,), (-1.0,), (), BAD_TEXT)),
                                       "m": Int(10, low=2, also=("m_hist",)), "m_hist": Int(5, low=1, also=("m",)),
@@ -245,12 +254,20 @@ CASES = [
 
 
 def REAL_SETTING():
-    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
-    import dataclasses
-
+    """The FEMNIST setting shrunk to the robustness files, on a softmax regression."""
     from fedlab.streams.real_data import SETTINGS
 
-    return dataclasses.replace(SETTINGS["cifar10"], rounds=2, seeds=1)
+    return w.tiny(SETTINGS["femnist"], model="mnist_logistic")
+
+
+@functools.cache
+def image_study():
+    """A case study of 28x28 images for :func:`REAL_SETTING`'s model: 2 historical and 2 fresh clients, T=2."""
+    from fedlab.streams.data import make_case_study
+
+    rng = np.random.default_rng(0)
+    xs, ys = [rng.random((4, 1, 28, 28), dtype=np.float32) for _ in range(4)], [np.arange(4) % 3] * 4
+    return make_case_study(xs[:2], ys[:2], xs[2:], ys[2:], horizon=2, n_classes=62)
 
 
 def REAL_SETTING_DICT():
@@ -261,19 +278,23 @@ def REAL_SETTING_DICT():
 
 CASES += [
     # ---------------------------------------------------------------- paper mode (fedlab.streams.real_data)
-    Case(f"{M}.real_data.case_study", {"setting": Obj(REAL_SETTING(), extra=("cifar10",)),
+    Case(f"{M}.real_data.case_study", {"setting": Obj(REAL_SETTING(), extra=("femnist",)),
                                        "h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
                                        "seed": Int(0, low=0)}),
-    Case(f"{M}.real_data.compare_on", {"data": Obj(fresh(stream), extra=(w.client_arrays(),)),
-                                       "setting": Obj(REAL_SETTING(), extra=("cifar10",)),
-                                       "m_hist": Int(1, low=1, high=3), "seed": Int(0, low=0)}, skip=("device",)),
-    Case(f"{M}.real_data.stream_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("cifar10", [1])),
+    Case(f"{M}.real_data.compare_on", {"data": Obj(fresh(image_study), extra=(w.client_arrays(),)),
+                                       "setting": Obj(REAL_SETTING(), extra=("femnist",)),
+                                       "m_hist": Int(1, low=1, high=3), "seed": Int(0, low=0)}, skip=("device",),
+         edge=("m_hist",)),
+    Case(f"{M}.real_data.stream_paper_run", {"setting": Obj(REAL_SETTING_DICT(), extra=("femnist", [1])),
                                              "h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
                                              "seed": Int(0, low=0)}, skip=("device",)),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
-                                      "datasets": Kind(("cifar10",), extra=((), ("mnist",), 3)),
-                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+                                      "datasets": Kind(("femnist",), extra=((), ("mnist",), 3)),
+                                      "settings": Kind(fresh(lambda: {"femnist": REAL_SETTING()}),
+                                                       extra=(BAD_TEXT, 3))}, skip=("device", "store")),
     Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
-                                             "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device",)),
+                                             "settings": Kind(fresh(lambda: {"femnist": REAL_SETTING()}),
+                                                              extra=(BAD_TEXT, 3))}, skip=("device",),
+         edge=("n_clients",)),
 ]

@@ -7,6 +7,7 @@ import functools
 import networkx as nx
 import numpy as np
 
+import world as w
 from harness import BAD_TEXT, NAN, Arr, Case, Choice, File, Fixed, Int, Kind, Obj, Real, Rng, fresh
 
 AX = Kind(None, extra=(BAD_TEXT, 3))
@@ -82,12 +83,10 @@ def federation():
 
 
 def real_setting():
-    """A shrunk paper-mode setting of the chapter (files absent: only the validation runs)."""
-    import dataclasses
-
+    """The FEMNIST setting shrunk to the robustness files (22 silos: AWS NA's), on a softmax regression."""
     from fedlab.topology.real_data import SETTINGS
 
-    return dataclasses.replace(SETTINGS["femnist"], rounds=2)
+    return w.tiny(SETTINGS["femnist"], clients=22, model="mnist_logistic")
 
 
 def real_setting_dict():
@@ -100,6 +99,14 @@ def mnist_setting():
     import dataclasses
 
     return dataclasses.replace(real_setting(), dataset="mnist")
+
+
+GML = """graph [
+  node [ id 0 label "A" Latitude 0.0 Longitude 0.0 ]
+  node [ id 1 label "B" Latitude 0.0 Longitude 1.0 ]
+  edge [ source 0 target 1 ]
+]
+"""
 
 
 def ring4():
@@ -115,11 +122,11 @@ CASES = [
                                      "up_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
                                                    extra=(NAN,)),
                                      "dn_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
-                                                   extra=(NAN,))}),
+                                                   extra=(NAN,))}, edge=("local_steps",)),
     Case(f"{M}.delays.preset_params", {"preset": Choice("femnist"),
                                        "access_bps": Arr(1e10, positive=True, finite=False, nonempty=False,
                                                          extra=(NAN,)),
-                                       "local_steps": Int(1, low=0)}),
+                                       "local_steps": Int(1, low=0)}, edge=("local_steps",)),
     Case(f"{M}.delays.overlay_delays", {"overlay": overlay_kind(also=("conn",)), "conn": conn_kind(also=("overlay",)),
                                         "params": params_kind()}),
     Case(f"{M}.delays.connectivity_delays", {"conn": conn_kind(), "params": params_kind()}),
@@ -131,20 +138,22 @@ CASES = [
                                                                              extra=([(0, 9)], [(0,)], [(0.5, 1)]))}),
     # ---------------------------------------------------------------- experiments, paper, simulator
     Case(f"{M}.experiments.matcha_schedules", {"conn": conn_kind(), "budget": Real(0.5, low=0, high=1,
-                                                                                    low_open=True)}),
+                                                                                    low_open=True)}, edge=("budget",)),
     Case(f"{M}.experiments.compare_overlays", {"conn": conn_kind(), "params": params_kind(),
                                                "names": Kind(("star",), extra=((BAD_TEXT,), BAD_TEXT, ())),
                                                "matcha_rounds": Int(10, low=1), "seed": Int(0, low=0),
-                                               "schedules": Obj(None, optional=True, extra=({"matcha": 3},))}),
+                                               "schedules": Obj(None, optional=True, extra=({"matcha": 3},))},
+         edge=("matcha_rounds",)),
     Case(f"{M}.experiments.topology_federation", {"n_silos": Int(4, low=2), "seed": Int(0, low=0),
-                                                   "heterogeneity": Real(0.5, low=0), "max_samples": Int(60, low=10)}),
+                                                   "heterogeneity": Real(0.5, low=0), "max_samples": Int(60, low=10)},
+         edge=("n_silos", "heterogeneity", "max_samples")),
     Case(f"{M}.experiments.train_overlays", {"conn": conn_kind(also=("data",)), "params": params_kind(),
                                              "data": Obj(fresh(federation), extra=(fresh(lambda: __import__(
                                                  "fedlab.topology", fromlist=["x"]).topology_federation(5, 0)), 3),
                                                  also=("conn",)),
                                              "rounds": Int(2, low=1), "lr": Real(0.05, low=0, low_open=True),
                                              "names": Kind(("star", "ring"), extra=((BAD_TEXT,), BAD_TEXT, ())),
-                                             "batch_size": Int(8, low=1)}),
+                                             "batch_size": Int(8, low=1)}, edge=("rounds", "batch_size")),
     Case(f"{M}.experiments.time_to_target", {"result": Obj(RESULT, extra=({"curves": {}}, 3)), "target": Real(0.5),
                                              "metric": Choice("train_accuracy")}),
     Case(f"{M}.experiments.mst_ties", {"conn": conn_kind(), "params": params_kind()}),
@@ -156,7 +165,7 @@ CASES = [
     Case(f"{M}.experiments.ranking", {"cycle_times": Obj({"star": 100.0}, extra=({"star": NAN}, {"star": "x"}))}),
     Case(f"{M}.simulator.simulate_wall_clock", {"overlay": overlay_kind(also=("conn",)),
                                                 "conn": conn_kind(also=("overlay",)), "params": params_kind(),
-                                                "n_rounds": Int(3, low=0)}),
+                                                "n_rounds": Int(3, low=0)}, edge=("n_rounds",)),
     Case(f"{M}.simulator.rounds_within", {"t": Arr(np.array([[0.0, 0.0], [1.0, 1.5], [2.5, 2.0]]), ndim=2),
                                           "budget_ms": Real(2.0, low=0)}),
     # ---------------------------------------------------------------- matcha
@@ -164,7 +173,7 @@ CASES = [
                                                                              extra=([], [np.array([[0, 9]])])),
                                         "probabilities": Arr(np.full(3, 0.5), prob=True, link=True,
                                                              also=("matchings",)),
-                                        "alpha": Real(0.3, low=0)}),
+                                        "alpha": Real(0.3, low=0)}, edge=("alpha",)),
     Case(f"{M}.matcha.round_robin_matchings", {"n": Int(4, low=2)}),
     Case(f"{M}.matcha.greedy_matchings", {"graph": Obj(nx.cycle_graph(4), extra=(nx.DiGraph([(0, 1)]),))}),
     Case(f"{M}.matcha.matching_decomposition", {"base_graph": Obj(nx.cycle_graph(4),
@@ -178,8 +187,9 @@ CASES = [
                                       "n": Int(4, low=2)}),
     Case(f"{M}.matcha.matcha_schedule", {"base_graph": Obj(nx.cycle_graph(4), extra=(nx.Graph([(0, 1), (2, 3)]),)),
                                          "budget": Real(0.5, low=0, high=1, low_open=True),
-                                         "solver": Kind("SCS", extra=(BAD_TEXT, 3))}),
-    Case(f"{M}.matcha.sample_matcha_rounds", {"schedule": schedule_kind(), "n_rounds": Int(3, low=1), "rng": Rng(0)}),
+                                         "solver": Kind("SCS", extra=(BAD_TEXT, 3))}, edge=("budget",)),
+    Case(f"{M}.matcha.sample_matcha_rounds", {"schedule": schedule_kind(), "n_rounds": Int(3, low=1), "rng": Rng(0)},
+         edge=("n_rounds",)),
     Case(f"{M}.matcha.matcha_round_times", {"schedule": schedule_kind(also=("conn",)),
                                             "conn": conn_kind(also=("schedule",)), "params": params_kind(),
                                             "n_rounds": Int(3, low=1), "rng": Rng(0)}),
@@ -213,7 +223,8 @@ CASES = [
         "links_path": File("data/networks/gaia_links.csv", extra=("/nonexistent/robustness/links.csv",
                                                                   "data/networks/gaia_nodes.csv")),
         "name": Kind(None, extra=(3,))}),
-    Case(f"{M}.networks.read_gml_network", {"path": File("nope.gml", extra=("/nonexistent/robustness/n.gml",)),
+    Case(f"{M}.networks.read_gml_network", {"path": File(fresh(lambda: w.written("toy.gml", GML)),
+                                                         extra=("/nonexistent/robustness/n.gml",)),
                                             "name": Fixed(None)}),
     Case(f"{M}.networks.network_from_sites", {"name": Kind("n", extra=(3,)),
                                               "sites": Obj([("a", 0.0, 0.0), ("b", 10.0, 20.0)],
@@ -227,7 +238,8 @@ CASES = [
                                            "lon2": Arr(40.0, nonempty=False)}),
     Case(f"{M}.networks.random_geometric_network", {"n": Int(5, low=2), "radius": Real(None, low=0, low_open=True,
                                                                                        optional=True),
-                                                    "size_km": Real(4000.0, low=0, low_open=True), "rng": Rng(0)}),
+                                                    "size_km": Real(4000.0, low=0, low_open=True), "rng": Rng(0)},
+         edge=("n",)),
     Case(f"{M}.networks.connectivity_graph", {
         "network": Obj(fresh(lambda: __import__("fedlab.topology", fromlist=["x"]).load_network("gaia")),
                        extra=(nx.path_graph(3),)),
@@ -256,7 +268,7 @@ CASES = [
                                      "root": Int(0, low=0, high=4)}),
     Case(f"{M}.overlays.delta_prim", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
                                                      extra=(np.full((5, 5), NAN),)),
-                                      "delta": Int(2, low=1), "root": Int(0, low=0, high=4)}),
+                                      "delta": Int(2, low=2), "root": Int(0, low=0, high=4)}, edge=("root",)),
     Case(f"{M}.overlays.cube_path", {"tree": Obj(nx.path_graph(4), extra=(nx.cycle_graph(4),)),
                                      "root": Int(0, low=0, high=3)}),
     Case(f"{M}.overlays.christofides_tour", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
@@ -284,15 +296,18 @@ CASES = [
                                       "tau": Real(None, low=0, low_open=True, optional=True), "ax": AX}),
     # ---------------------------------------------------------------- paper mode (fedlab.topology.real_data)
     Case(f"{M}.real_data.writers_per_silo", {"n_silos": Int(22, low=1), "seed": Int(0, low=0),
-                                             "mean": Real(5.0, low=0, low_open=True), "std": Real(1.5, low=0)}),
+                                             "mean": Real(5.0, low=0, low_open=True), "std": Real(1.5, low=0)},
+         edge=("n_silos", "std")),
     Case(f"{M}.real_data.silo_data", {"setting": Obj(fresh(real_setting), extra=("femnist", mnist_setting())),
-                                      "n_silos": Int(3, low=1), "seed": Int(0, low=0)}),
+                                      "n_silos": Int(3, low=1), "seed": Int(0, low=0)}, edge=("n_silos",)),
     Case(f"{M}.real_data.topology_paper_run", {"setting": Obj(fresh(real_setting_dict), extra=("femnist", [1])),
                                                "seed": Int(0, low=0)}, skip=("device",)),
     Case(f"{M}.real_data.run_paper", {"seeds": Int(None, low=1, optional=True),
                                       "datasets": Kind(("femnist",), extra=((), ("mnist",), 3)),
-                                      "settings": Kind(None, extra=(BAD_TEXT, 3))}, skip=("device", "store")),
+                                      "settings": Kind(fresh(lambda: {"femnist": real_setting()}),
+                                                       extra=(BAD_TEXT, 3))}, skip=("device", "store")),
     Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
-    Case(f"{M}.real_data.expected_seconds", {"settings": Kind(None, extra=(BAD_TEXT, 3, {"femnist": 3}))},
+    Case(f"{M}.real_data.expected_seconds", {"settings": Kind(fresh(lambda: {"femnist": real_setting()}),
+                                                              extra=(BAD_TEXT, 3, {"femnist": 3}))},
          skip=("device",)),
 ]

@@ -6,8 +6,11 @@ clients, mismatched shapes, wrong types, ...). Parameters with defaults that a c
 from the default (an int default gets non-integers and a huge negative, a float default NaN and -inf, a string
 default an unknown choice). :func:`expect_rejection` calls the callable with one argument replaced by a bad value
 and asserts a ``ValueError``/``TypeError`` raised by a ``raise`` statement of fedlab (never one from inside
-numpy/torch/cvxpy), whose message names the argument; a call that returns, or runs longer than
-:data:`TIME_LIMIT_S`, accepted the bad value.
+numpy/torch/cvxpy), whose message names the argument as an identifier; a call that returns, or runs longer than
+:data:`TIME_LIMIT_S`, accepted the bad value. The layer checks itself: the valid call must succeed (so that a
+rejection is caused by the argument replaced), and so must the calls with the edge values a case declares (the
+smallest and largest valid values). Every call sees ``$FEDLAB_DATA`` with small files in the real data sets'
+formats (:func:`world.data_folder`).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import importlib
 import inspect
 import linecache
 import math
+import os
 import pkgutil
 import re
 import signal
@@ -24,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -100,6 +105,10 @@ class Kind:
     def testable(self) -> bool:
         return bool(self.canonical())
 
+    def edges(self) -> list:
+        """The valid values on the closed ends of the kind's range (the bad values are just beyond them)."""
+        return []
+
 
 class Fixed(Kind):
     """A valid value only (an argument without bad values of its own: an axis, a flag read elsewhere)."""
@@ -135,6 +144,10 @@ class Real(Kind):
                                      allow_infinity=False))
         return st.one_of(st.sampled_from(self.canonical()), *outside)
 
+    def edges(self) -> list:
+        return [b for b, is_open in ((self.low, self.low_open), (self.high, self.high_open))
+                if b is not None and not is_open and math.isfinite(b)]
+
 
 class Int(Kind):
     """An integer in [low, high]; ``optional`` allows None."""
@@ -158,6 +171,9 @@ class Int(Kind):
         if self.high is not None:
             outside.append(st.integers(min_value=self.high + 1))
         return st.one_of(st.sampled_from(self.canonical()), *outside)
+
+    def edges(self) -> list:
+        return [b for b in (self.low, self.high) if b is not None]
 
 
 class Choice(Kind):
@@ -331,7 +347,10 @@ class Case:
 
     ``name`` is the qualified name the coverage test matches against ``__all__``; ``fn`` defaults to the object
     of that name; ``auto`` infers kinds for the defaulted parameters ``args`` does not list; ``skip`` names
-    parameters left out of the inference (their default stays).
+    parameters left out of the inference (their default stays). ``edge`` lists valid values on the edge of an
+    argument's range, each called in place of the valid one: ``{"k": [1], "lr": [1e-12]}``, or argument names
+    alone for the closed ends of their kinds' ranges (:meth:`Kind.edges`). ``cannot_run`` is the reviewed reason
+    why the valid call cannot run in the tests (it needs the network); every other case's valid call must succeed.
     """
 
     name: str
@@ -339,6 +358,8 @@ class Case:
     fn: Callable | None = None
     auto: bool = True
     skip: tuple = ()
+    edge: dict | tuple = ()
+    cannot_run: str = ""
 
     def __post_init__(self) -> None:
         self.fn = self.fn if self.fn is not None else resolve(self.name)
@@ -351,17 +372,29 @@ class Case:
                 kind = _infer(param)
                 if kind is not None:
                     self.args[pname] = kind
+        self.edge = dict(self.edge) if isinstance(self.edge, dict) else {a: self.args[a].edges() for a in self.edge}
+        assert all(self.edge.values()), f"{self.name}: edge values of {self.edge} (a kind without closed bounds?)"
+        self._valid_failure: str | None = None
 
     def bad_args(self) -> list[str]:
         return [a for a, k in self.args.items() if k.testable]
 
     def call(self, kwargs: dict) -> Any:
+        """``fn(**kwargs)`` with the small real-format data sets in ``$FEDLAB_DATA`` and no result store."""
+        from world import data_folder
+
         sig = self._signature
-        if sig is None:
-            return self.fn(**kwargs)
-        positional = [kwargs.pop(p.name) for p in sig.parameters.values()
-                      if p.kind is inspect.Parameter.POSITIONAL_ONLY and p.name in kwargs]
-        return self.fn(*positional, **kwargs)
+        positional = [] if sig is None else [kwargs.pop(p.name) for p in sig.parameters.values()
+                                             if p.kind is inspect.Parameter.POSITIONAL_ONLY and p.name in kwargs]
+        with mock.patch.dict(os.environ, {"FEDLAB_DATA": data_folder()}):
+            os.environ.pop("FEDLAB_RESULTS", None)
+            return self.fn(*positional, **kwargs)
+
+    def valid_failure(self) -> str:
+        """Why the valid call fails ('' when it succeeds), found once per session."""
+        if self._valid_failure is None:
+            self._valid_failure = _failure(self, self.valid_kwargs())
+        return self._valid_failure
 
     def valid_kwargs(self) -> dict:
         return {a: k.value() for a, k in self.args.items()}
@@ -422,7 +455,38 @@ def _raised_by_fedlab(err: BaseException) -> tuple[bool, str]:
 
 
 def names_argument(message: str, names: tuple) -> bool:
-    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", message) for n in names)
+    """Whether ``message`` names one of ``names`` as an identifier: ``k must ...``, ``'k'``, ``k=0``,
+    ``setting.rounds`` for ``setting``; never inside a word (``kNN``, ``k-NN``) or as another object's attribute
+    (``data.y`` does not name ``y``)."""
+    return any(re.search(rf"(?<![\w.\-]){re.escape(n)}(?![\w\-])", message) for n in names)
+
+
+def _failure(case: Case, kwargs: dict) -> str:
+    """Why ``case`` called with ``kwargs`` fails ('' when it returns)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            case.call(kwargs)
+        return ""
+    except Exception as err:  # noqa: BLE001 - any failure of a valid call is the finding
+        return f"{type(err).__name__} at {_raised_by_fedlab(err)[1]}: {err}"
+    finally:
+        plt.close("all")
+
+
+def expect_success(case: Case, arg: str | None = None, value: Any = None) -> None:
+    """The valid call of ``case`` (with ``arg`` set to the valid ``value`` when given) succeeds."""
+    if case.cannot_run:
+        pytest.skip(f"{case.name}: {case.cannot_run}")
+    if arg is None:
+        failure, shown = case.valid_failure(), f"{case.name}(<valid arguments>)"
+    else:
+        kwargs = case.valid_kwargs()
+        kwargs[arg] = value
+        failure, shown = _failure(case, kwargs), f"{case.name}({arg}={_short(value)}), an edge value,"
+    assert not failure, f"{shown} failed: {failure}"
 
 
 def expect_rejection(case: Case, arg: str, value: Any) -> None:
@@ -430,6 +494,9 @@ def expect_rejection(case: Case, arg: str, value: Any) -> None:
     import matplotlib.pyplot as plt
 
     COUNTS[case.module] += 1
+    if not case.cannot_run:
+        assert not case.valid_failure(), \
+            f"{case.name}: the valid call fails, so no rejection can be told apart: {case.valid_failure()}"
     kwargs = case.valid_kwargs()
     kwargs[arg] = value
     kind = case.args[arg]
@@ -456,9 +523,11 @@ def expect_rejection(case: Case, arg: str, value: Any) -> None:
 
 
 def make_tests(cases: list[Case]):
-    """The two tests of a list of cases: every canonical bad value of every argument, and values drawn at random.
+    """The tests of a list of cases: the valid call, every edge value, every canonical bad value of every argument,
+    and bad values drawn at random.
 
-    Assign them in a test module: ``test_canonical_bad_values, test_drawn_bad_values = make_tests(CASES)``.
+    Assign them in a test module: ``test_valid_call, test_edge_values, test_canonical_bad_values,
+    test_drawn_bad_values = make_tests(CASES)``.
     """
     from hypothesis import given
 
@@ -476,7 +545,18 @@ def make_tests(cases: list[Case]):
         for arg in case.bad_args():
             expect_rejection(case, arg, data.draw(case.args[arg].drawn(), label=arg))
 
-    return test_canonical_bad_values, test_drawn_bad_values
+    @pytest.mark.parametrize("case", [pytest.param(c, id=c.name.removeprefix("fedlab.")) for c in cases])
+    def test_valid_call(case):
+        expect_success(case)
+
+    edges = [pytest.param(c, a, v, id=f"{c.name.removeprefix('fedlab.')}:{a}={_short(v)}")
+             for c in cases for a, values in c.edge.items() for v in values]
+
+    @pytest.mark.parametrize("case, arg, value", edges)
+    def test_edge_values(case, arg, value):
+        expect_success(case, arg, value)
+
+    return test_valid_call, test_edge_values, test_canonical_bad_values, test_drawn_bad_values
 
 
 # ------------------------------------------------------------------------------------------------ coverage

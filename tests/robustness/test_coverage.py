@@ -83,7 +83,7 @@ def test_every_case_names_a_real_argument():
             continue
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             continue
-        unknown = set(case.args) - set(params)
+        unknown = (set(case.args) | set(case.edge)) - set(params)
         assert not unknown, f"{case.name}: the case passes unknown arguments {sorted(unknown)}"
 
 
@@ -97,3 +97,37 @@ def test_the_check_reports_an_accepted_bad_value():
     case = Case("fedlab.tables.paired_t", {"x": Real(1.0)}, fn=lenient, auto=False)
     with pytest.raises(pytest.fail.Exception, match="accepted the bad value"):
         expect_rejection(case, "x", float("nan"))
+
+
+@pytest.mark.parametrize("message, named", [
+    ("k must be an integer in [1, inf], got 0.", True), ("h=0.99 leaves no fresh client.", True),
+    ("names: give at least one data set name.", True), ("setting.dataset must be one of ['femnist']", True),
+    ("unknown option 'k'", True), ("kNN-Per needs a model with a hidden representation", False),
+    ("the k-NN search", False), ("data.k must hold integers", False), ("a rank-k matrix", False),
+])
+def test_a_message_names_the_argument_as_an_identifier(message, named):
+    from harness import names_argument
+
+    assert names_argument(message, ("k", "h", "names", "setting")) is named
+
+
+def test_a_rejection_counts_only_when_the_valid_call_succeeds():
+    """A call that fails whatever the argument (here: the valid value is out of range) proves nothing."""
+    from harness import Case, Fixed, Int
+
+    from fedlab._validation import check_int
+
+    case = Case("fedlab.tables.paired_t", {"name": Fixed("k"), "value": Int(0, low=1), "low": Fixed(1)},
+                fn=check_int, auto=False)
+    with pytest.raises(AssertionError, match="the valid call fails"):
+        expect_rejection(case, "value", 1.5)
+
+
+def test_edge_values_are_the_closed_ends_of_a_range():
+    from harness import Case, Int, Real
+
+    assert Int(3, low=1, high=5).edges() == [1, 5] and Real(0.5, low=0, high=1, high_open=True).edges() == [0]
+    case = Case("fedlab.tables.paired_t", {"n": Int(3, low=1), "std": Real(0.5, low=0)}, edge=("n", "std"))
+    assert case.edge == {"n": [1], "std": [0]}
+    with pytest.raises(AssertionError, match="edge values"):
+        Case("fedlab.tables.paired_t", {"mean": Real(1.0)}, edge=("mean",))  # no closed bound: nothing to call

@@ -3,4 +3,4 @@ argument."""
 from cases_dynamic import CASES
 from harness import make_tests
 
-test_canonical_bad_values, test_drawn_bad_values = make_tests(CASES)
+test_valid_call, test_edge_values, test_canonical_bad_values, test_drawn_bad_values = make_tests(CASES)
