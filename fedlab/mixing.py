@@ -53,8 +53,11 @@ def _adjacency(G, directed_ok: bool = False) -> np.ndarray:
 
 
 def _with_diagonal(W: np.ndarray) -> np.ndarray:
+    """``W`` with the diagonal that makes every row sum to one; a row already summing to one gives 0, not the
+    -2e-16 that another CPU's rounding of the sum can leave."""
     np.fill_diagonal(W, 0.0)
-    np.fill_diagonal(W, 1.0 - W.sum(axis=1))
+    diagonal = 1.0 - W.sum(axis=1)
+    np.fill_diagonal(W, np.where(np.abs(diagonal) < 1e-12, np.maximum(diagonal, 0.0), diagonal))
     return W
 
 

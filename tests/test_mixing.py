@@ -94,3 +94,13 @@ def test_bad_graphs_raise():
         metropolis_weights(nx.relabel_nodes(nx.path_graph(3), {0: "a"}))
     with pytest.raises(ValueError, match="W"):
         second_largest_eigenvalue_modulus(np.ones((2, 3)))
+
+
+def test_a_row_that_sums_to_one_gets_a_zero_diagonal_not_a_rounding_error():
+    from fedlab.mixing import _with_diagonal
+
+    w = np.array([[0.0, 0.1, 0.1, 0.8000000000000002], [0.1, 0.0, 0.0, 0.0], [0.1, 0.0, 0.0, 0.0],
+                  [0.8, 0.0, 0.0, 0.0]])
+    assert 1.0 - w[0].sum() == -2.0 ** -52          # the first row sums to one up to rounding
+    out = _with_diagonal(w)
+    assert out[0, 0] == 0.0 and out[1, 1] == 0.9 and np.allclose(out.sum(1), 1, rtol=0, atol=1e-15)
