@@ -33,11 +33,11 @@ import numpy as np
 
 from fedlab._validation import check_bool, check_int, check_real, check_type
 
-__all__ = ["MARK", "MIME_TYPE", "Headline", "exact", "computed", "accuracy", "percentile_flip", "show_headlines",
-           "compare_headlines"]
+__all__ = ["MARK", "MIME_TYPE", "Headline", "exact", "computed", "accuracy", "last_digit", "percentile_flip",
+           "show_headlines", "compare_headlines"]
 
-MARK = "# HEADLINES"
-"""The first line of a notebook's headline cell."""
+MARK = "# NBVAL_CHECK_OUTPUT"
+"""The first line of a notebook's headline cell, the one cell stored with its output (the design card's marker)."""
 MIME_TYPE = "application/vnd.fedlab.headlines+json"
 
 Value = Union[float, int, bool, str, tuple]
@@ -45,6 +45,11 @@ Value = Union[float, int, bool, str, tuple]
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _items(value: Value) -> tuple:
+    """The entries of a sequence headline, or the value alone."""
+    return value if isinstance(value, tuple) else (value,)
 
 
 def _plain(value: Any) -> Value:
@@ -88,7 +93,7 @@ class Headline:
         if not isinstance(self.name, str) or not self.name.strip() or ":" in self.name or "\n" in self.name:
             raise ValueError(f"name must be a non-empty one-line label without ':', got {self.name!r}.")
         object.__setattr__(self, "value", _plain(self.value))
-        items = self.value if isinstance(self.value, tuple) else (self.value,)
+        items = _items(self.value)
         if isinstance(self.value, tuple) and not all(_is_number(v) for v in items):
             raise TypeError(f"value of {self.name!r}: a sequence must hold numbers only, got {self.value!r}.")
         if not all(isinstance(v, (bool, str)) or (_is_number(v) and math.isfinite(v)) for v in items):
@@ -111,8 +116,7 @@ class Headline:
 
     def text(self) -> str:
         """``name: value`` with the value rounded to ``digits`` (sequences comma-separated)."""
-        items = self.value if isinstance(self.value, tuple) else (self.value,)
-        return f"{self.name}: {', '.join(self._show(v) for v in items)}"
+        return f"{self.name}: {', '.join(self._show(v) for v in _items(self.value))}"
 
     def to_dict(self) -> dict:
         """JSON-ready fields (sequences as lists)."""
@@ -128,8 +132,7 @@ class Headline:
 
     def mismatch(self, stored: "Headline") -> str | None:
         """``None`` when this (fresh) value lies within this headline's tolerance of ``stored``, else why not."""
-        fresh_items = self.value if isinstance(self.value, tuple) else (self.value,)
-        stored_items = stored.value if isinstance(stored.value, tuple) else (stored.value,)
+        fresh_items, stored_items = _items(self.value), _items(stored.value)
         reason = f" ({self.why})" if self.why else ""
         if len(fresh_items) != len(stored_items) or not all(
                 _is_number(a) == _is_number(b) for a, b in zip(fresh_items, stored_items)):
@@ -171,6 +174,16 @@ def accuracy(name: str, value: Value, n_test: int, *, samples: int = 1, unit: fl
     unit = check_real("unit", unit, low=0, low_open=True)
     return Headline(name, value, tolerance=samples * unit / n_test, digits=digits,
                     why=f"{samples} test sample{'s' if samples > 1 else ''} of {n_test:,}")
+
+
+def last_digit(name: str, value: Value, *, digits: int, source: str) -> Headline:
+    """A number that an iterative or sampled float computation produces (``source`` says which) and that moved by 0
+    across four CPU dispatch settings (native, portable, MKL's compatible and AVX2 paths): within one unit of its
+    last printed digit, :math:`10^{-digits}`."""
+    digits = check_int("digits", digits, low=0)
+    check_type("source", source, str)
+    return Headline(name, value, tolerance=10.0 ** -digits, digits=digits,
+                    why=f"{source}: unchanged across four CPU dispatch settings; one unit of the last printed digit")
 
 
 def percentile_flip(client_accuracies, n_test, q: float = 10.0) -> float:

@@ -1,8 +1,8 @@
 """Execute the notebooks headlessly (papermill), collect their headline numbers and claims, publish the report.
 
-Every notebook shows its headline numbers (the cell that starts with ``# HEADLINES`` calls
-:func:`fedlab.headlines.show_headlines`) and shows its paper claims with :func:`fedlab.claims.show_claims`, which attaches them to
-the cell's output as JSON (:data:`fedlab.claims.MIME_TYPE`). :func:`run_workbook` executes the notebooks into the
+Every notebook shows its headline numbers (the cell that starts with ``# NBVAL_CHECK_OUTPUT`` calls
+:func:`fedlab.headlines.show_headlines`) and its paper claims with :func:`fedlab.claims.show_claims`, which attaches
+them to the cell's output as JSON (:data:`fedlab.claims.MIME_TYPE`). :func:`run_workbook` executes the notebooks into the
 build folder, stores each notebook's claims next to it (``<notebook>.claims.json``) and all of them in
 ``claims.json``, then builds the report, a static site (Sphinx, myst-nb and sphinx-book-theme; configuration in
 ``fedlab/report/``): ``index.html`` is the scoreboard (per chapter its key figure, status, run time and claims
@@ -35,7 +35,9 @@ from string import Template
 
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
-from fedlab.headlines import MARK as HEADLINE_MARK, MIME_TYPE as HEADLINES_MIME, Headline, compare_headlines
+from fedlab.headlines import MARK as HEADLINE_MARK
+from fedlab.headlines import MIME_TYPE as HEADLINES_MIME
+from fedlab.headlines import Headline, compare_headlines
 from fedlab.tables import markdown_table
 
 __all__ = ["MODES", "STATUSES", "PAPER_DATA_KEY", "NotebookResult", "find_notebooks", "paper_data",

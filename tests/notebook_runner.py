@@ -97,8 +97,8 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
 
     Title and summary, the ``parameters`` cell, maths (inline, display with ``\\tag``), two figures (the first in a
     cell tagged ``key-figure``), a claims table (one claim per entry of ``verdicts``), an exercise with a markdown
-    solution (``source_hidden``) and a code solution (tag ``solution``), the ``# HEADLINES`` cell. With
-    ``fail``, a cell after the claims raises ``ZeroDivisionError``. With ``paper_data``, the chapter has a paper
+    solution (``source_hidden``) and a code solution (tag ``solution``), the ``# NBVAL_CHECK_OUTPUT`` headline cell.
+    With ``fail``, a cell after the claims raises ``ZeroDivisionError``. With ``paper_data``, the chapter has a paper
     mode on those data sets: the cell after the parameters calls :func:`fedlab.paper.start_paper_mode`.
     """
     import nbformat
@@ -123,7 +123,7 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
         new_markdown_cell("**Solutions.** 1. A square: $$x^2 = |x|^2 \\ge 0.$$",
                           metadata={"jupyter": {"source_hidden": True}}),
         new_code_cell("print('the solution code ran')", metadata={"tags": ["solution"]}),
-        new_code_cell('# HEADLINES\nfrom fedlab.headlines import Headline, show_headlines\n\n'
+        new_code_cell('# NBVAL_CHECK_OUTPUT\nfrom fedlab.headlines import Headline, show_headlines\n\n'
                       'show_headlines([Headline("mode", MODE), Headline("answer", 42.0, tolerance=0.5, digits=0, '
                       'why="half a unit")])'),
     ]

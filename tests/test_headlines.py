@@ -4,8 +4,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fedlab.headlines import (MIME_TYPE, Headline, accuracy, compare_headlines, computed, exact, percentile_flip,
-                              show_headlines)
+from fedlab.headlines import (MIME_TYPE, Headline, accuracy, compare_headlines, computed, exact, last_digit,
+                              percentile_flip, show_headlines)
 
 
 def records(*headlines):
@@ -106,3 +106,9 @@ def test_constructors_state_their_tolerance():
     assert accuracy("acc", 0.9, 1000).why == "1 test sample of 1,000"
     with pytest.raises(ValueError, match="n_test"):
         accuracy("acc", 0.9, 0)
+
+
+def test_last_digit_allows_one_unit_of_the_printed_digit():
+    h = last_digit("slope", 0.2213, digits=2, source="float64 simulation")
+    assert h.tolerance == pytest.approx(0.01) and h.text() == "slope: 0.22"
+    assert h.why.startswith("float64 simulation: unchanged across four CPU dispatch settings")

@@ -7,7 +7,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
-from fedlab.headlines import MIME_TYPE as HEADLINES_MIME, Headline
+from fedlab.headlines import MARK, MIME_TYPE as HEADLINES_MIME, Headline
 from fedlab.workbook import (NotebookResult, find_notebooks, headline_numbers, is_solution, key_figure,
                              notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown,
                              store_headlines, stored_headlines)
@@ -53,7 +53,7 @@ def _headline_output(*headlines):
 
 
 def test_headline_numbers_reads_the_headline_cell():
-    cell = new_code_cell("# HEADLINES\nshow_headlines(H)")
+    cell = new_code_cell(f"{MARK}\nshow_headlines(H)")
     cell.outputs = [new_output("stream", name="stdout", text="printed: 1\n"),
                     _headline_output(Headline("acc", 0.9149, digits=2), Headline("ok", True))]
     other = new_code_cell("print(2)")
@@ -133,7 +133,7 @@ def test_scoreboard_lines_total_per_chapter_and_overall():
 def test_store_headlines_copies_only_the_headline_output(tmp_path):
     source, executed = write_chapter(tmp_path, "00_good"), tmp_path / "run.ipynb"
     nb = nbformat.read(source, as_version=4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("# HEADLINES"))
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(MARK))
     cell.outputs = [new_output("stream", name="stdout", text="a print\n"),
                     _headline_output(Headline("mode", "smoke"), Headline("answer", 42.0, digits=0))]
     nb.cells[1].outputs = [new_output("stream", name="stdout", text="noise\n")]
