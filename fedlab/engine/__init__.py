@@ -3,11 +3,15 @@ from fedlab.engine.aggregation import broadcast, check_mixing_matrix, gossip, we
 from fedlab.engine.device import resolve_device
 from fedlab.engine.evaluation import evaluate, metrics_from_outputs, metrics_from_proba, model_outputs
 from fedlab.engine.history import REDUCTIONS, History
-from fedlab.engine.local import BACKENDS, PARAMETER_NORM_LIMIT, DivergenceError, LocalSGD, draw_batches, local_sgd
+from fedlab.engine.local import (BACKENDS, OPTIMIZERS, PARAMETER_NORM_LIMIT, CosineLR, DivergenceError, InverseSqrtLR,
+                                 LocalResult, LocalSGD, MultiStepLR, OptimizerState, draw_batches, draw_epochs,
+                                 initial_optimizer_state, local_sgd, local_train)
 from fedlab.engine.population import ClientData, FederatedDataset, check_model_data
 from fedlab.engine.runner import LOSS_GROWTH_LIMIT, ORDERS, Algorithm, run
 
-__all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "local_sgd", "draw_batches", "BACKENDS",
+__all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "OPTIMIZERS", "MultiStepLR",
+           "InverseSqrtLR", "CosineLR", "OptimizerState", "LocalResult", "initial_optimizer_state", "local_train",
+           "local_sgd", "draw_batches", "draw_epochs", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
            "Algorithm", "ORDERS", "run", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device"]

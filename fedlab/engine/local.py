@@ -11,23 +11,34 @@ i.e. ``torch.optim.SGD`` semantics plus the FedProx proximal term (Li et al., 20
 :math:`\mu/2\|\theta-\theta^{anchor}\|^2`) and an optional projection on the ball of radius R.
 Minibatch indices are drawn uniformly with replacement from ``(seed, round, stream)`` for the whole
 population, so the batched and loop paths see the same samples and any round can be replayed.
+
+The authors' training recipes need more, each an option of :class:`LocalSGD` whose default keeps the plain
+solver: ``optimizer="adam"``/``"adamw"`` (``torch.optim.Adam``/``AdamW`` semantics), ``epochs`` (shuffled passes
+over each client's data with a partial last batch, so a larger client takes more steps), ``schedule`` (the step
+size of round t is ``lr * schedule(t)``: :class:`MultiStepLR`, :class:`InverseSqrtLR`, :class:`CosineLR`), and
+``keep_state`` (each client's momentum buffer or Adam moments live from round to round, as a client that keeps its
+``torch.optim`` optimizer does): :func:`local_train` then takes and returns the :class:`OptimizerState`.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from fedlab._rng import check_key, torch_generator
-from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.models import Model, Params, check_params
+from fedlab._validation import check_bool, check_callable, check_choice, check_int, check_real, check_type
+from fedlab.models import Model, Params, check_param_dict, check_params
 from fedlab.engine.population import ClientData, check_model_data
 
-__all__ = ["LocalSGD", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "local_sgd", "BACKENDS"]
+__all__ = ["LocalSGD", "OPTIMIZERS", "MultiStepLR", "InverseSqrtLR", "CosineLR", "OptimizerState", "LocalResult",
+           "initial_optimizer_state", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "draw_epochs", "local_train", "local_sgd",
+           "BACKENDS"]
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
 
 
 PARAMETER_NORM_LIMIT = 1e6
@@ -61,6 +72,18 @@ class LocalSGD:
         Proximal coefficient :math:`\mu \ge 0` towards the anchor (FedProx, Ditto).
     radius : float or None
         Project every client's parameters on the Euclidean ball of this radius after each step.
+    optimizer : {"sgd", "adam", "adamw"}
+        The update rule, as ``torch.optim.SGD``, ``Adam`` (weight decay added to the gradient) or ``AdamW``
+        (decoupled weight decay); ``momentum`` is SGD's, ``betas`` and ``eps`` Adam's.
+    epochs : int or None
+        When given, a round is ``epochs`` shuffled passes over each client's data in batches of ``batch_size``
+        (a partial last batch; a client with n samples takes ``epochs * ceil(n / batch_size)`` steps) instead of
+        ``local_steps`` batches drawn with replacement.
+    schedule : callable or None
+        The step size of round t is ``lr * schedule(t)`` (e.g. :class:`MultiStepLR`).
+    keep_state : bool
+        Keep each client's optimizer state (momentum buffer, Adam moments and step count) from round to round;
+        the algorithm passes it to :func:`local_train` and stores what it returns.
     """
 
     lr: float
@@ -70,6 +93,12 @@ class LocalSGD:
     weight_decay: float = 0.0
     prox_mu: float = 0.0
     radius: float | None = None
+    optimizer: str = "sgd"
+    betas: tuple = (0.9, 0.999)
+    eps: float = 1e-8
+    epochs: int | None = None
+    schedule: Callable[[int], float] | None = None
+    keep_state: bool = False
 
     def __post_init__(self) -> None:
         check_real("lr", self.lr, low=0, low_open=True)
@@ -80,6 +109,123 @@ class LocalSGD:
         check_real("prox_mu", self.prox_mu, low=0)
         if self.radius is not None:
             check_real("radius", self.radius, low=0, low_open=True)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        if self.optimizer != "sgd" and self.momentum:
+            raise ValueError(f"momentum is SGD's; optimizer {self.optimizer!r} uses betas, got momentum={self.momentum}.")
+        if not isinstance(self.betas, tuple) or len(self.betas) != 2:
+            raise TypeError(f"betas must be a pair (beta1, beta2), got {self.betas!r}.")
+        for i, beta in enumerate(self.betas):
+            check_real(f"betas[{i}]", beta, low=0, high=1, high_open=True)
+        check_real("eps", self.eps, low=0, low_open=True)
+        if self.epochs is not None:
+            check_int("epochs", self.epochs, low=1)
+        if self.schedule is not None:
+            check_callable("schedule", self.schedule)
+        check_bool("keep_state", self.keep_state)
+
+    def lr_at(self, round_index: int) -> float:
+        """The step size of round ``round_index``: ``lr * schedule(round_index)``."""
+        round_index = check_int("round_index", round_index, low=0)
+        factor = 1.0 if self.schedule is None else check_real("schedule(round)", self.schedule(round_index), low=0)
+        return self.lr * factor
+
+
+@dataclass(frozen=True)
+class MultiStepLR:
+    """Step-size factor ``gamma ** (number of milestones <= t)``: ÷10 at rounds 100 and 150 is
+    ``MultiStepLR((100, 150))`` (the FedEM and kNN-Per code's schedule)."""
+
+    milestones: tuple
+    gamma: float = 0.1
+
+    def __post_init__(self) -> None:
+        check_type("milestones", self.milestones, tuple)
+        rounds = [check_int("milestones", m, low=1) for m in self.milestones]
+        if not rounds or rounds != sorted(set(rounds)):
+            raise ValueError(f"milestones must be an increasing tuple of rounds >= 1, got {self.milestones!r}.")
+        check_real("gamma", self.gamma, low=0, low_open=True)
+
+    def __call__(self, round_index: int) -> float:
+        return self.gamma ** sum(round_index >= m for m in self.milestones)
+
+
+@dataclass(frozen=True)
+class InverseSqrtLR:
+    r"""Step-size factor :math:`1/\sqrt{\max(t, 1)}` at round t: the authors' "sqrt" schedule (a ``LambdaLR`` stepped
+    once a round, whose first two rounds both use the full step)."""
+
+    def __call__(self, round_index: int) -> float:
+        return 1.0 / float(np.sqrt(max(round_index, 1)))
+
+
+@dataclass(frozen=True)
+class CosineLR:
+    r"""Step-size factor :math:`f + (1 - f)\,(1 + \cos(\pi t / T))/2` over ``total_rounds`` T, then ``floor`` f."""
+
+    total_rounds: int
+    floor: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_int("total_rounds", self.total_rounds, low=1)
+        check_real("floor", self.floor, low=0, high=1)
+
+    def __call__(self, round_index: int) -> float:
+        t = min(round_index, self.total_rounds)
+        return self.floor + (1 - self.floor) * 0.5 * (1 + float(np.cos(np.pi * t / self.total_rounds)))
+
+
+@dataclass(frozen=True)
+class OptimizerState:
+    """Each row's optimizer state after a round: SGD's momentum buffer ``buf``, or Adam's moments ``m`` and ``v``,
+    by parameter name, stacked ``(R, ...)``, and the steps each row has taken, ``steps`` (R,).
+
+    :meth:`select` and :meth:`assign` keep a population's state when only some clients train in a round.
+    """
+
+    moments: dict
+    steps: Tensor
+
+    def select(self, rows) -> "OptimizerState":
+        """The state of ``rows`` (indices into this state's rows)."""
+        idx = torch.as_tensor(np.asarray(rows), dtype=torch.long, device=self.steps.device)
+        return OptimizerState({k: {n: t[idx] for n, t in m.items()} for k, m in self.moments.items()},
+                              self.steps[idx])
+
+    def assign(self, rows, part: "OptimizerState") -> "OptimizerState":
+        """A copy of this state whose ``rows`` hold ``part``'s."""
+        idx = torch.as_tensor(np.asarray(rows), dtype=torch.long, device=self.steps.device)
+        moments = {}
+        for k, m in self.moments.items():
+            moments[k] = {}
+            for n, t in m.items():
+                t = t.clone()
+                t[idx] = part.moments[k][n]
+                moments[k][n] = t
+        steps = self.steps.clone()
+        steps[idx] = part.steps
+        return OptimizerState(moments, steps)
+
+    def to(self, device) -> "OptimizerState":
+        return OptimizerState({k: {n: t.to(device) for n, t in m.items()} for k, m in self.moments.items()},
+                              self.steps.to(device))
+
+
+def initial_optimizer_state(solver: LocalSGD, params: Params) -> OptimizerState:
+    """The zero state of ``params``' rows (as a fresh ``torch.optim`` optimizer: no step taken)."""
+    check_type("solver", solver, LocalSGD)
+    rows = check_param_dict("params", params)
+    names = ("buf",) if solver.optimizer == "sgd" else ("m", "v")
+    return OptimizerState({k: {n: torch.zeros_like(p) for n, p in params.items()} for k in names},
+                          torch.zeros(rows, dtype=torch.long, device=next(iter(params.values())).device))
+
+
+class LocalResult(NamedTuple):
+    """What :func:`local_train` returns: the rows' parameters, their mean minibatch loss (float64) and their
+    optimizer state (for ``keep_state``)."""
+
+    params: Params
+    local_loss: Tensor
+    optimizer_state: OptimizerState
 
 
 def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> Tensor:
@@ -102,23 +248,76 @@ def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> 
     return torch.minimum(idx, (n - 1).view(-1, 1, 1))
 
 
-def _apply_update(theta: Params, grads: Sequence[Tensor], buf: list | None, anchor: Params | None,
-                  solver: LocalSGD, stacked: bool) -> list:
-    """One SGD step in place on ``theta`` (stacked rows or a single client); returns the momentum buffer."""
-    new_buf = []
+def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> tuple[Tensor, Tensor]:
+    """Shuffled passes over every client's data: indices ``(K, S, batch_size)`` and a mask of the valid entries.
+
+    Each of the ``epochs`` passes is a fresh permutation of client k's ``n[k]`` samples cut into batches of
+    ``batch_size`` (the last one partial); ``S = epochs * ceil(max(n) / batch_size)``, and a client's steps beyond
+    its own ``ceil(n[k] / batch_size)`` per pass hold no valid entry. The draw depends only on ``key`` and ``n``.
+    """
+    check_type("n", n, Tensor)
+    if n.dim() != 1 or n.is_floating_point() or n.dtype == torch.bool or n.numel() == 0 or bool((n < 1).any()):
+        raise ValueError("n must be a non-empty 1-D integer tensor of client sizes, each >= 1.")
+    epochs, batch_size = check_int("epochs", epochs, low=1), check_int("batch_size", batch_size, low=1)
+    check_key(key)
+    n_cpu, n_max = n.cpu(), int(n.max())
+    per_pass = -(-n_max // batch_size)
+    u = torch.rand((len(n), epochs, n_max), dtype=torch.float64, generator=torch_generator(*key))
+    u.masked_fill_(torch.arange(n_max) >= n_cpu.view(-1, 1, 1), 2.0)          # padding sorts last
+    order = u.argsort(dim=-1)
+    pad = per_pass * batch_size - n_max
+    order = torch.nn.functional.pad(order, (0, pad))
+    valid = torch.nn.functional.pad(torch.arange(n_max) < n_cpu.view(-1, 1, 1), (0, pad)).expand_as(order)
+    shape = (len(n), epochs * per_pass, batch_size)
+    return order.reshape(shape).to(n.device), valid.reshape(shape).to(n.device)
+
+
+def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None) -> dict:
+    """The rows' optimizer state as working tensors (copies, updated in place by :func:`_step`)."""
+    state = initial_optimizer_state(solver, params) if state is None else state
+    return {"moments": {k: [m[n].clone() for n in params] for k, m in state.moments.items()},
+            "steps": state.steps.clone()}
+
+
+def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
+          lr: float, stacked: bool) -> None:
+    """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``."""
+    work["steps"] += 1
     for i, (name, p) in enumerate(theta.items()):
         g = grads[i]
-        if solver.weight_decay:
+        if solver.weight_decay and solver.optimizer != "adamw":
             g = g + solver.weight_decay * p
         if solver.prox_mu:
             g = g + solver.prox_mu * (p - anchor[name])
-        if solver.momentum:
-            g = g if buf is None else buf[i].mul_(solver.momentum).add_(g)
-            new_buf.append(g)
-        p.sub_(solver.lr * g)
+        if solver.optimizer == "sgd":
+            if solver.momentum:
+                buf = work["moments"]["buf"][i]
+                first = _rows_view(work["steps"] == 1, p, stacked)
+                g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
+            p.sub_(lr * g)
+        else:
+            _adam(p, g, work, i, solver, lr, stacked)
     if solver.radius is not None:
         _project(theta, solver.radius, stacked)
-    return new_buf
+
+
+def _adam(p: Tensor, g: Tensor, work: dict, i: int, solver: LocalSGD, lr: float, stacked: bool) -> None:
+    """``torch.optim.Adam``/``AdamW``'s update of one parameter, with each row's own step count."""
+    beta1, beta2 = solver.betas
+    if solver.optimizer == "adamw" and solver.weight_decay:
+        p.mul_(1 - lr * solver.weight_decay)
+    m, v = work["moments"]["m"][i], work["moments"]["v"][i]
+    m.lerp_(g, 1 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    steps = work["steps"].to(torch.float64)
+    step_size = _rows_view((lr / (1 - beta1 ** steps)).to(p.dtype), p, stacked)
+    correction = _rows_view(torch.sqrt(1 - beta2 ** steps).to(p.dtype), p, stacked)
+    p.sub_(step_size * m / (v.sqrt() / correction + solver.eps))
+
+
+def _rows_view(values: Tensor, p: Tensor, stacked: bool) -> Tensor:
+    """Per-row values shaped to broadcast against a stacked parameter (a scalar for a single client)."""
+    return values.view(-1, *([1] * (p.dim() - 1))) if stacked else values.reshape(())
 
 
 def _project(theta: Params, radius: float, stacked: bool) -> None:
@@ -129,9 +328,11 @@ def _project(theta: Params, radius: float, stacked: bool) -> None:
         p.mul_(scale.view(-1, *([1] * (p.dim() - 1))) if stacked else scale)
 
 
-def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor,
-             weight: Tensor | None, solver: LocalSGD, anchor: Params | None) -> tuple[Params, Tensor]:
-    """All rows at once: one gather for the round's minibatches, one forward/backward per step."""
+def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
+             weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
+             state: OptimizerState | None) -> LocalResult:
+    """All rows at once: one gather for the round's minibatches, one forward/backward per step. A step in which a
+    row has no valid entry (a smaller client's end of an epoch) leaves that row and its state as they were."""
     n_max = data.x.shape[1]
     flat = (rows.view(-1, 1, 1) * n_max + idx).flatten()
     shape = (*idx.shape,)
@@ -142,25 +343,66 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
     else:  # weights are per row, not per client
         wflat = (torch.arange(len(rows), device=idx.device).view(-1, 1, 1) * n_max + idx).flatten()
         wb = weight.flatten().index_select(0, wflat).view(shape)
+    if valid is not None:     # a partial batch's mean over its valid entries
+        share = valid.to(data.x.dtype) * (shape[-1] / valid.sum(-1, keepdim=True).clamp_min(1))
+        wb = share if wb is None else wb * share
     theta = {k: v.detach().clone() for k, v in params.items()}
-    buf, total = None, torch.zeros(len(rows), dtype=torch.float64, device=data.device)
-    for e in range(solver.local_steps):
+    work = _start_state(solver, theta, state)
+    total = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
+    for e in range(shape[1]):
+        active = None if valid is None else valid[:, e].any(-1)
+        if active is not None and not bool(active.any()):
+            continue
+        before = None if active is None or bool(active.all()) else _snapshot(theta, work)
         per_row, grads = model.loss_and_grad_stacked(theta, xb[:, e], yb[:, e], None if wb is None else wb[:, e])
-        buf = _apply_update(theta, grads, buf, anchor, solver, stacked=True)
-        total += per_row
-    return theta, total / solver.local_steps
+        _step(theta, grads, work, anchor, solver, lr, stacked=True)
+        if before is not None:
+            _keep_inactive(theta, work, before, active)
+        total += per_row if active is None else per_row * active
+    return LocalResult(theta, total / _steps_taken(valid, shape), _state_of(work, theta))
 
 
-def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor,
-          weight: Tensor | None, solver: LocalSGD, anchor: Params | None) -> tuple[Params, Tensor]:
+def _snapshot(theta: Params, work: dict) -> tuple:
+    return ({k: v.clone() for k, v in theta.items()},
+            {k: [t.clone() for t in m] for k, m in work["moments"].items()}, work["steps"].clone())
+
+
+def _keep_inactive(theta: Params, work: dict, before: tuple, active: Tensor) -> None:
+    """Rows not ``active`` in this step get back their parameters and state from ``before``."""
+    params0, moments0, steps0 = before
+    for k, p in theta.items():
+        p.copy_(torch.where(_rows_view(active, p, True), p, params0[k]))
+    for k, tensors in work["moments"].items():
+        for t, t0 in zip(tensors, moments0[k]):
+            t.copy_(torch.where(_rows_view(active, t, True), t, t0))
+    work["steps"].copy_(torch.where(active, work["steps"], steps0))
+
+
+def _steps_taken(valid: Tensor | None, shape: tuple) -> Tensor | float:
+    """Each row's number of steps (a float for draws with replacement, where every row takes them all)."""
+    return float(shape[1]) if valid is None else valid.any(-1).sum(-1).to(torch.float64)
+
+
+def _state_of(work: dict, theta: Params) -> OptimizerState:
+    return OptimizerState({k: dict(zip(theta, m)) for k, m in work["moments"].items()}, work["steps"])
+
+
+def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
+          weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
+          state: OptimizerState | None) -> LocalResult:
     """The reference path: one client after another, the same maths as :func:`_batched`."""
-    out_rows, losses_out = [], torch.zeros(len(rows), dtype=torch.float64, device=data.device)
+    out_rows = []
+    losses_out = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
+    start = _start_state(solver, params, state)
     for r, c in enumerate(rows.tolist()):
         theta = {k: v[r].detach().clone() for k, v in params.items()}
         anchor_r = None if anchor is None else {k: v[r] for k, v in anchor.items()}
-        buf = None
-        for e in range(solver.local_steps):
-            batch = idx[r, e]
+        work = {"moments": {k: [t[r] for t in m] for k, m in start["moments"].items()},
+                "steps": start["steps"][r]}
+        for e in range(idx.shape[1]):
+            batch = idx[r, e] if valid is None else idx[r, e][valid[r, e]]
+            if len(batch) == 0:
+                continue
             leaf = {k: v.requires_grad_(True) for k, v in theta.items()}
             losses = model.per_sample_loss(model.forward(leaf, data.x[c][batch]), data.y[c][batch])
             if weight is not None:
@@ -168,11 +410,11 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
             loss = losses.mean()
             grads = torch.autograd.grad(loss, list(leaf.values()))
             theta = {k: v.detach() for k, v in leaf.items()}
-            buf = _apply_update(theta, grads, buf, anchor_r, solver, stacked=False)
+            _step(theta, grads, work, anchor_r, solver, lr, stacked=False)
             losses_out[r] += loss.detach()
         out_rows.append(theta)
     stacked = {k: torch.stack([t[k] for t in out_rows]) for k in params}
-    return stacked, losses_out / solver.local_steps
+    return LocalResult(stacked, losses_out / _steps_taken(valid, idx.shape), _state_of(start, stacked))
 
 
 BACKENDS = {"batched": _batched, "loop": _loop}
@@ -180,7 +422,7 @@ _AUTO_CACHE: dict[tuple, str] = {}
 
 
 def _choose_backend(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor,
-                    weight: Tensor | None, solver: LocalSGD, anchor: Params | None) -> str:
+                    weight: Tensor | None, solver: LocalSGD) -> str:
     """Time one local step of each backend on these inputs (once per shape) and keep the faster."""
     if len(rows) == 1:
         return "loop"
@@ -189,18 +431,64 @@ def _choose_backend(model: Model, params: Params, data: ClientData, rows: Tensor
         probe = LocalSGD(lr=solver.lr, local_steps=1, batch_size=solver.batch_size)
         timings = {}
         for name, fn in BACKENDS.items():
-            fn(model, params, data, rows, idx[:, :1], weight, probe, None)  # warm-up
+            fn(model, params, data, rows, idx[:, :1], None, weight, probe, None, probe.lr, None)  # warm-up
             start = time.perf_counter()
-            fn(model, params, data, rows, idx[:, :1], weight, probe, None)
+            fn(model, params, data, rows, idx[:, :1], None, weight, probe, None, probe.lr, None)
             timings[name] = time.perf_counter() - start
         _AUTO_CACHE[key] = min(timings, key=timings.get)
     return _AUTO_CACHE[key]
 
 
+def local_train(model: Model, params: Params, data: ClientData, solver: LocalSGD, *, key: Sequence[int],
+                rows: Sequence[int] | Tensor | None = None, sample_weight: Tensor | None = None,
+                anchor: Params | None = None, backend: str = "auto", round_index: int = 0,
+                optimizer_state: OptimizerState | None = None) -> LocalResult:
+    """One round of local training on each row of stacked parameters: :func:`local_sgd`'s work, with the round's
+    step size (``solver.lr_at(round_index)``) and the rows' optimizer state.
+
+    ``optimizer_state`` (from the previous round's :class:`LocalResult`, for ``solver.keep_state``) is where the
+    rows' momentum buffers or Adam moments start; ``None`` starts them at zero, as a fresh ``torch.optim``
+    optimizer. The other parameters and the divergence checks are :func:`local_sgd`'s. Returns a
+    :class:`LocalResult` ``(params, local_loss, optimizer_state)``; ``optimizer_state`` is new (the input is not
+    changed), so any round can be replayed.
+    """
+    check_choice("backend", backend, ("auto", *BACKENDS))
+    check_model_data(model, data)
+    check_type("solver", solver, LocalSGD)
+    check_key(key)
+    lr = solver.lr_at(round_index)
+    rows_t = _check_rows(rows, data.n_clients, data.device)
+    n_rows = len(rows_t)
+    check_params(model, params, rows=n_rows)
+    if anchor is not None:
+        check_params(model, anchor, rows=n_rows, name="anchor")
+    if optimizer_state is not None:
+        _check_optimizer_state(optimizer_state, solver, params)
+    weight = data.weight[rows_t] if sample_weight is None and data.weight is not None else sample_weight
+    if sample_weight is not None:
+        _check_sample_weight(sample_weight, (n_rows, data.x.shape[1]))
+    if solver.epochs is None:
+        idx, valid = draw_batches(data.n, solver.local_steps, solver.batch_size, key)[rows_t], None
+    else:
+        idx, valid = (t[rows_t] for t in draw_epochs(data.n, solver.epochs, solver.batch_size, key))
+    anchor = anchor if solver.prox_mu else None
+    if solver.prox_mu and anchor is None:
+        anchor = {k: v.detach().clone() for k, v in params.items()}
+    if backend == "auto":
+        backend = _choose_backend(model, params, data, rows_t, idx, weight, solver)
+    result = BACKENDS[backend](model, params, data, rows_t, idx, valid, weight, solver, anchor, lr, optimizer_state)
+    if not bool(torch.isfinite(result.local_loss).all()):
+        bad = torch.nonzero(~torch.isfinite(result.local_loss)).flatten().tolist()
+        raise DivergenceError(f"local training diverged (non-finite loss) on rows {bad[:10]}; "
+                              f"try a smaller lr (now {lr}).")
+    _check_parameter_norms(result.params, lr)
+    return result
+
+
 def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, *, key: Sequence[int],
               rows: Sequence[int] | Tensor | None = None, sample_weight: Tensor | None = None,
               anchor: Params | None = None, backend: str = "auto") -> tuple[Params, Tensor]:
-    """Run ``solver.local_steps`` SGD steps on each row of stacked parameters.
+    """Run ``solver.local_steps`` SGD steps (or ``solver.epochs`` passes) on each row of stacked parameters.
 
     Parameters
     ----------
@@ -228,32 +516,25 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
         The updated parameters.
     local_loss : Tensor (R,)
         Mean minibatch loss over the local steps (float64).
+
+    The optimizer state starts at zero (a round's momentum restarts) and the step size is ``solver.lr``; an
+    algorithm that keeps the state or follows a schedule calls :func:`local_train`.
     """
-    check_choice("backend", backend, ("auto", *BACKENDS))
-    check_model_data(model, data)
-    check_type("solver", solver, LocalSGD)
-    check_key(key)
-    rows_t = _check_rows(rows, data.n_clients, data.device)
-    n_rows = len(rows_t)
-    check_params(model, params, rows=n_rows)
-    if anchor is not None:
-        check_params(model, anchor, rows=n_rows, name="anchor")
-    weight = data.weight[rows_t] if sample_weight is None and data.weight is not None else sample_weight
-    if sample_weight is not None:
-        _check_sample_weight(sample_weight, (n_rows, data.x.shape[1]))
-    idx = draw_batches(data.n, solver.local_steps, solver.batch_size, key)[rows_t]
-    anchor = anchor if solver.prox_mu else None
-    if solver.prox_mu and anchor is None:
-        anchor = {k: v.detach().clone() for k, v in params.items()}
-    if backend == "auto":
-        backend = _choose_backend(model, params, data, rows_t, idx, weight, solver, anchor)
-    new_params, local_loss = BACKENDS[backend](model, params, data, rows_t, idx, weight, solver, anchor)
-    if not bool(torch.isfinite(local_loss).all()):
-        bad = torch.nonzero(~torch.isfinite(local_loss)).flatten().tolist()
-        raise DivergenceError(f"local training diverged (non-finite loss) on rows {bad[:10]}; "
-                              f"try a smaller lr (now {solver.lr}).")
-    _check_parameter_norms(new_params, solver.lr)
-    return new_params, local_loss
+    result = local_train(model, params, data, solver, key=key, rows=rows, sample_weight=sample_weight,
+                         anchor=anchor, backend=backend)
+    return result.params, result.local_loss
+
+
+def _check_optimizer_state(state, solver: LocalSGD, params: Params) -> None:
+    check_type("optimizer_state", state, OptimizerState)
+    names = {"buf"} if solver.optimizer == "sgd" else {"m", "v"}
+    rows = next(iter(params.values())).shape[0]
+    shapes_ok = set(state.moments) == names and all(
+        set(m) == set(params) and all(m[k].shape == params[k].shape for k in params) for m in state.moments.values())
+    if not shapes_ok or tuple(state.steps.shape) != (rows,):
+        raise ValueError(f"optimizer_state must hold {sorted(names)} for the {rows} rows of params (a state of "
+                         f"optimizer {solver.optimizer!r}, from local_train), got {sorted(state.moments)} for "
+                         f"{tuple(state.steps.shape)} rows.")
 
 
 def _check_rows(rows, n_clients: int, device: torch.device) -> Tensor:

@@ -12,7 +12,7 @@ from fedlab.algorithms import METHODS, FedAvg
 from fedlab.claims import Claim, save_claims
 from fedlab.data.fetch import fetch_command, require
 from fedlab.paper import PaperSetting, stand_in_data
-from fedlab.engine import ClientData, FederatedDataset, LocalSGD
+from fedlab.engine import ClientData, FederatedDataset, LocalSGD, initial_optimizer_state
 from fedlab.models import LinearModel
 
 AX = Kind(None, extra=(BAD_TEXT, 3))
@@ -123,8 +123,33 @@ CASES = [
         "local_steps": Int(1, low=1), "batch_size": Int(32, low=1),
         "momentum": Real(0.0, low=0, high=1, high_open=True),
         "weight_decay": Real(0.0, low=0), "prox_mu": Real(0.0, low=0),
-        "radius": Real(None, low=0, low_open=True, optional=True),
-    }, edge={"lr": [1e-12], "batch_size": [1], "momentum": [0.999]}),
+        "radius": Real(None, low=0, low_open=True, optional=True), "optimizer": Choice("sgd"),
+        "betas": Kind((0.9, 0.999), extra=((0.9,), (0.9, 1.0), (-0.1, 0.9), BAD_TEXT)),
+        "eps": Real(1e-8, low=0, low_open=True), "epochs": Int(None, low=1, optional=True),
+        "schedule": Obj(None, optional=True, extra=(3,)), "keep_state": Flag(False),
+    }, edge={"lr": [1e-12], "batch_size": [1], "momentum": [0.999], "epochs": [1]}),
+    Case("fedlab.engine.local.MultiStepLR", {"milestones": Kind((100, 150), extra=((), (150, 100), (0,), BAD_TEXT, 3)),
+                                             "gamma": Real(0.1, low=0, low_open=True)}),
+    Case("fedlab.engine.local.InverseSqrtLR", {}),
+    Case("fedlab.engine.local.CosineLR", {"total_rounds": Int(10, low=1), "floor": Real(0.0, low=0, high=1)},
+         edge=("total_rounds", "floor")),
+    Case("fedlab.engine.local.initial_optimizer_state", {"solver": solver_kind(),
+                                                         "params": params_kind(model_aware=False, fixed_rows=False)}),
+    Case("fedlab.engine.local.draw_epochs", {
+        "n": Arr(fresh(lambda: w.clients().n.clone()), positive=True, integer=True),
+        "epochs": Int(2, low=1), "batch_size": Int(3, low=1),
+        "key": Obj((0, 1), extra=((-1, 0), (1.5,), 3, ())),
+    }, edge=("epochs", "batch_size")),
+    Case("fedlab.engine.local.local_train", {
+        "model": model_kind(also=("data",)),
+        "params": params_kind(also=("rows",)),
+        "data": clients_kind(also=("model",)),
+        "solver": solver_kind(),
+        "key": Obj((0, 1), extra=((-1, 0), 3)),
+        "round_index": Int(0, low=0),
+        "optimizer_state": Obj(None, optional=True, extra=(3, fresh(lambda: initial_optimizer_state(
+            LocalSGD(lr=0.1, optimizer="adam"), w.params())))),
+    }, edge=("round_index",)),
     Case("fedlab.engine.local.draw_batches", {
         "n": Arr(fresh(lambda: w.clients().n.clone()), positive=True, integer=True),
         "steps": Int(2, low=1), "batch_size": Int(3, low=1),

@@ -22,7 +22,7 @@ EXCLUDED = {
         "fedlab.gmm.GMMState", "fedlab.markovian.algorithms.StreamingState",
         "fedlab.online.algorithms.GaussianFEMOMDState", "fedlab.online.algorithms.FEMOMDState",
         "fedlab.primer.toys.QuadraticState", "fedlab.sfedpo.algorithms.SFedPOState",
-        "fedlab.streams.algorithms.StreamState", "fedlab.streams.algorithms.ScaffoldStreamState")},
+        "fedlab.streams.algorithms.StreamState", "fedlab.engine.local.OptimizerState", "fedlab.streams.algorithms.ScaffoldStreamState")},
     # result records: returned by a function of the package, read by others
     **{name: "a result record returned by the package" for name in (
         "fedlab.availability.algorithms.cafed.CafedDecision", "fedlab.availability.bounds.BoundConstants",
@@ -30,7 +30,7 @@ EXCLUDED = {
         "fedlab.data.synthetic.GaussianMixtureSample", "fedlab.gmm.LocalStatistics",
 "fedlab.knnper.bounds.KNNBoundConstants",
         "fedlab.knnper.experiments.NewClientFeatures", "fedlab.online.algorithms.GMMStep",
-        "fedlab.streams.bounds.Importance", "fedlab.streams.data.MemorySchedule")},
+        "fedlab.streams.bounds.Importance", "fedlab.engine.local.LocalResult", "fedlab.streams.data.MemorySchedule")},
     # no input, or not a call
     "fedlab.data.vision.data_dir": "takes no argument (reads FEDLAB_DATA)",
     "fedlab.engine.local.DivergenceError": "an exception class",
