@@ -1,7 +1,7 @@
 """Expected run time of every paper-mode experiment on this machine (``make run MODE=paper``), without the data.
 
 Each chapter's ``real_data.expected_seconds`` times a few rounds of its methods on random stand-in data of the real
-data set's shapes (``fedlab.paper.stand_in_data``) and scales them to the paper's clients, rounds, methods and seeds
+data set's shapes (``fedlab.paper_mode.stand_in_data``) and scales them to the paper's clients, rounds, methods and seeds
 (each function's docstring says how). Usage: ``python benchmarks/paper_times.py [--device cuda] [--only NAME]``
 (``--device cuda`` on a machine without a CUDA device says so and exits with status 1).
 """

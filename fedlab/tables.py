@@ -11,6 +11,10 @@ Examples
 '91.23 ± 0.46'
 >>> paired_direction(1.5, 0.5, n=5)
 'significant gain'
+>>> paired_direction(1.5, 1.0, n=3)          # t = 2.1 < 4.30, the 95 % critical value with 2 degrees of freedom
+'inconclusive'
+>>> [round(v, 2) for v in mean_interval([1.0, 2.0, 3.0])]
+[2.0, -0.48, 4.48]
 """
 from __future__ import annotations
 
@@ -19,10 +23,12 @@ from collections.abc import Mapping
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import stats
 
 from fedlab._validation import check_array, check_int, check_real
 
-__all__ = ["markdown_table", "show_table", "mean_pm_std", "paired_t", "paired_direction", "loglog_slope"]
+__all__ = ["markdown_table", "show_table", "mean_pm_std", "paired_t", "t_critical", "mean_interval",
+           "paired_direction", "loglog_slope"]
 
 
 def _cell(value: Any) -> str:
@@ -86,15 +92,38 @@ def paired_t(mean: float, std: float, n: int) -> float:
     return mean / (std / np.sqrt(max(n - 1, 1)))
 
 
-def paired_direction(mean: float, std: float, n: int, *, negligible: float = 0.2, t_critical: float = 2.0) -> str:
-    """Verdict on a paired difference: ``"≈ 0"`` below ``negligible`` in absolute value, else a significant gain or
-    loss when ``|t| > t_critical`` (:func:`paired_t`), else ``"not significant"``."""
+def t_critical(n: int, level: float = 0.95) -> float:
+    """Two-sided Student-t critical value for a mean over ``n`` values (``n - 1`` degrees of freedom); infinite for
+    ``n = 1``, where no interval can be formed."""
+    n, level = check_int("n", n, low=1), check_real("level", level, low=0, high=1, low_open=True, high_open=True)
+    return float(stats.t.ppf(0.5 + level / 2, n - 1)) if n > 1 else float("inf")
+
+
+def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    r"""``(mean, low, high)``: the mean of ``values`` (one per seed) and its Student-t confidence interval
+    :math:`\bar x \pm t_{n-1} s / \sqrt n`, ``s`` the sample standard deviation (``ddof = 1``).
+
+    One value gives an infinite interval: a single seed cannot bound its own noise.
+    """
+    values = check_array("values", values, ndim=1)
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError(f"values must hold at least one finite number per seed, got {values.tolist()!r}.")
+    mean = float(values.mean())
+    if values.size == 1:
+        return mean, -float("inf"), float("inf")
+    half = t_critical(values.size, level) * float(values.std(ddof=1)) / np.sqrt(values.size)
+    return mean, float(mean - half), float(mean + half)
+
+
+def paired_direction(mean: float, std: float, n: int, *, negligible: float = 0.2, level: float = 0.95) -> str:
+    """Verdict on a paired difference over ``n`` seeds: ``"≈ 0"`` below ``negligible`` in absolute value, else a
+    significant gain or loss when ``|t|`` (:func:`paired_t`) exceeds the Student-t critical value with ``n - 1``
+    degrees of freedom (:func:`t_critical`), else ``"inconclusive"``: the seeds cannot tell the sign."""
     negligible = check_real("negligible", negligible, low=0)
-    t_critical = check_real("t_critical", t_critical, low=0)
     if abs(check_real("mean", mean)) < negligible:
         return "≈ 0"
-    t = paired_t(mean, std, n)
-    return "significant gain" if t > t_critical else ("significant loss" if t < -t_critical else "not significant")
+    t, critical = paired_t(mean, std, n), t_critical(n, level)
+    return "significant gain" if t > critical else ("significant loss" if t < -critical else "inconclusive")
 
 
 def loglog_slope(x, y) -> float:

@@ -11,7 +11,7 @@ a MathJax copied into the site and its exercise solutions collapsed. myst-nb onl
 
 Modes: ``smoke`` (default, fast), ``full`` (paper scale, offline) and ``paper`` (the real data sets): paper mode
 runs only the notebooks that name their data sets in their metadata (:data:`PAPER_DATA_KEY`); a notebook whose
-data are absent stops at once (:class:`fedlab.paper.DataAbsent`) and is reported as *data absent* with the fetch
+data are absent stops at once (:class:`fedlab.paper_mode.DataAbsent`) and is reported as *data absent* with the fetch
 command, its real-data claims counted as *not run*.
 
 The key figure of a chapter is the first figure of a cell tagged ``key-figure``, else the notebook's last figure.
@@ -34,7 +34,7 @@ from pathlib import Path
 from string import Template
 
 from fedlab._validation import check_choice, check_int
-from fedlab.claims import MIME_TYPE, VERDICTS, Claim, save_claims, tally
+from fedlab.claims import MIME_TYPE, Claim, save_claims, tally_by_kind
 from fedlab.headlines import MARK as HEADLINE_MARK
 from fedlab.headlines import MIME_TYPE as HEADLINES_MIME
 from fedlab.headlines import Headline, compare_headlines
@@ -73,9 +73,9 @@ class NotebookResult:
     claims: list[Claim] = field(default_factory=list)
 
     @property
-    def tally(self) -> dict[str, int]:
-        """The claims counted by verdict (:func:`fedlab.claims.tally`)."""
-        return tally(self.claims)
+    def tally(self) -> dict[str, dict[str, int]]:
+        """The claims counted by kind, then verdict (:func:`fedlab.claims.tally_by_kind`)."""
+        return tally_by_kind(self.claims)
 
     def to_dict(self) -> dict:
         """JSON-ready fields, the claims as :meth:`fedlab.claims.Claim.to_dict`, and their ``tally``."""
@@ -331,46 +331,73 @@ def _page(r: NotebookResult, text: str) -> str:
     return f"[{text}]({r.name}.ipynb)" if r.html else text
 
 
+EXPERIMENT_VERDICTS = ("reproduced", "direction only", "inconclusive", "not reproduced", "not run")
+"""The verdicts an experiment can take: the scoreboard's headline columns."""
+OTHER_KINDS = {"analytic": "Analytic", "consistency": "Consistency", "erratum": "Errata"}
+
+
+def _experiment_counts(counts: dict[str, dict[str, int]]) -> list[str]:
+    return [str(counts["experiment"].get(v, 0)) for v in EXPERIMENT_VERDICTS]
+
+
+def _kind_text(counts: dict[str, int]) -> str:
+    """``"12 reproduced, 1 not reproduced"`` (empty when the kind has no claim)."""
+    return ", ".join(f"{n} {v}" for v, n in counts.items())
+
+
 def _chapter_row(r: NotebookResult, thumbnail: str | None) -> list[str]:
     title = _inline(r.title or r.name)
     figure = _page(r, f"![Key figure of {title}]({thumbnail}){{.thumbnail}}") if thumbnail else ""
     chapter = _page(r, title) + (f" [{_inline(r.summary)}]{{.summary}}" if r.summary else "")
     status = "[ok]{.status .ok}" if r.status == "ok" else \
         f"[{r.status}]{{.status .{r.status.replace(' ', '-')}}} {_code(r.error)}{{.error}}"
-    return [figure, chapter, status, f"{r.seconds:.1f}\u00a0s", *map(str, r.tally.values())]
+    return [figure, chapter, status, f"{r.seconds:.1f}\u00a0s", *_experiment_counts(r.tally),
+            *(_kind_text(r.tally[k]) for k in OTHER_KINDS)]
 
 
 def _claim_rows(r: NotebookResult) -> list[list[str]]:
     chapter = _page(r, _inline(r.title.split(":")[0] or r.name))
     rows = []
     for c in r.claims:
-        source, statement, paper, measured, rule, verdict, why = map(_inline, c.row())
-        verdict = f"{_verdict(verdict)} [{rule}]{{.rule}}"
-        rows.append([chapter, source, statement, paper, measured, verdict, why])
+        source, statement, kind, paper, measured, rule, verdict, why = map(_inline, c.row())
+        verdict = f"{_verdict(c.verdict, verdict)} [{rule}]{{.rule}}"
+        rows.append([chapter, source, statement, f"{kind} ({c.scale})", paper, measured, verdict, why])
     return rows
+
+
+def _headline(claims: list[Claim]) -> str:
+    """The index's lead: experiments counted by verdict, then the other kinds beside them."""
+    counts = tally_by_kind(claims)
+    lead = " · ".join(_verdict(v, f"{n} {v}") for v, n in counts["experiment"].items())
+    others = "; ".join(f"{name.lower()} {_kind_text(counts[k])}" for k, name in OTHER_KINDS.items() if counts[k])
+    return (f"**{sum(counts['experiment'].values())} experiments re-run:** {lead or 'none'}"
+            + (f"  \nBeside them, never counted as reproductions: {others}." if others else ""))
 
 
 def scoreboard_markdown(results: list[NotebookResult], mode: str, thumbnails: dict[str, str] | None = None) -> str:
     """The report's index page (MyST markdown, from ``fedlab/report/scoreboard.md``): totals, chapters, claims.
 
     One row per chapter links its page and shows its key figure (``thumbnails`` maps a notebook's name to the
-    figure's path relative to the page), its status (with the error of a failed run), its run time and its claims
-    counted by verdict; a last row sums them. Then one table of every claim, in which a chapter is named by its
-    title up to the first colon.
+    figure's path relative to the page), its status (with the error of a failed run), its run time, its experiments
+    counted by verdict and its analytic, consistency and erratum claims beside them; a last row sums them. Then one
+    table of every claim (with its kind and scale), in which a chapter is named by its title up to the first colon.
     """
     check_choice("mode", mode, MODES)
     thumbnails = thumbnails or {}
     claims = [c for r in results for c in r.claims]
+    total = tally_by_kind(claims)
     chapters = [_chapter_row(r, thumbnails.get(r.name)) for r in results]
     chapters.append(["", "**All chapters**", _status_counts(results),
-                     f"{sum(r.seconds for r in results):.1f}\u00a0s", *map(str, tally(claims).values())])
+                     f"{sum(r.seconds for r in results):.1f}\u00a0s", *_experiment_counts(total),
+                     *(_kind_text(total[k]) for k in OTHER_KINDS)])
     claim_rows = [row for r in results for row in _claim_rows(r)]
-    verdicts = " · ".join(_verdict(v, f"{n} {v}") for v, n in tally(claims).items())
     return Template((SITE / "scoreboard.md").read_text(encoding="utf-8")).substitute(
-        mode=mode, n_claims=len(claims), verdicts=verdicts,
+        mode=mode, headline=_headline(claims),
         chapters=_table("scoreboard", ["Key figure", "Chapter", "Status", "Run time",
-                                       *(v.capitalize() for v in VERDICTS)], chapters),
-        claims=(_table("claims", ["Chapter", "Source", "Claim", "Paper", "Measured", "Verdict", "Why"], claim_rows)
+                                       *(f"Experiments {v}" for v in EXPERIMENT_VERDICTS),
+                                       *OTHER_KINDS.values()], chapters),
+        claims=(_table("claims", ["Chapter", "Source", "Claim", "Kind (scale)", "Paper", "Measured", "Verdict",
+                                  "Why"], claim_rows)
                 if claim_rows else "No chapter has shown claims yet (`fedlab.claims.show_claims`)."),
         pages="\n".join(r.name for r in results if r.html))
 
@@ -382,17 +409,23 @@ def _status_counts(results: list[NotebookResult]) -> str:
 
 
 def scoreboard_lines(results: list[NotebookResult]) -> list[str]:
-    """The scoreboard as text: per chapter its status, run time and claims by verdict; then the totals."""
+    """The scoreboard as text: per chapter its status, run time, experiments by verdict and the other kinds' counts;
+    then the totals."""
     def line(name, status, seconds, counts):
+        others = sum(sum(counts[k].values()) for k in OTHER_KINDS)
         return (f"  {name:<28} {status:<11} {seconds:7.1f} s  "
-                + "  ".join(f"{counts[v]:>{len(v)}}" for v in VERDICTS))
+                + "  ".join(f"{counts['experiment'].get(v, 0):>{len(v)}}" for v in EXPERIMENT_VERDICTS)
+                + f"  {others:>6}")
 
     failed = sum(r.status == "failed" for r in results)
     absent = sum(r.status == "data absent" for r in results)
-    return ([f"  {'chapter':<28} {'status':<11} {'run time':>9}  " + "  ".join(VERDICTS)]
+    total = tally_by_kind(c for r in results for c in r.claims)
+    return ([f"  {'chapter':<28} {'status':<11} {'run time':>9}  experiments: " + "  ".join(EXPERIMENT_VERDICTS)
+             + "  others"]
             + [line(r.name, r.status, r.seconds, r.tally) for r in results]
-            + [line(f"all {len(results)} chapters", f"{failed} failed", sum(r.seconds for r in results),
-                    tally(c for r in results for c in r.claims))]
+            + [line(f"all {len(results)} chapters", f"{failed} failed", sum(r.seconds for r in results), total)]
+            + ["  others: " + "; ".join(f"{name.lower()} {_kind_text(total[k]) or 'none'}"
+                                        for k, name in OTHER_KINDS.items())]
             + ([f"  {absent} chapter(s) stopped: real data absent (python -m fedlab data list shows them)"]
                if absent else []))
 

@@ -81,13 +81,15 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python
 # One claim per verdict (fedlab.claims.Claim's fields less the chapter).
 CLAIMS = {
     "reproduced": dict(source="Fig. 1", statement="accuracy (%)", paper=80.0, measured=79.0, rule="tolerance",
-                       tolerance=2.0),
+                       tolerance=2.0, kind="experiment", scale="smoke"),
     "direction only": dict(source="Table 2", statement="gain over FedAvg (pp)", paper=-14.6, measured=-6.5,
-                           rule="direction", tolerance=2.0, why="a smaller model than the paper's"),
+                           rule="direction", tolerance=2.0, why="a smaller model than the paper's", kind="experiment",
+                           scale="smoke"),
     "not reproduced": dict(source="§3.2", statement="cycle time (ms)", paper=109, measured=150.0, rule="tolerance",
-                           tolerance=0.05, relative=True, why="slower links in the simulated network"),
+                           tolerance=0.05, relative=True, why="slower links in the simulated network", kind="analytic",
+                           scale="full"),
     "not run": dict(source="Fig. 4", statement="CIFAR-10 accuracy (%)", paper=(70.0, None), measured=None,
-                    rule="tolerance", tolerance=1.0, why="CIFAR-10 is absent"),
+                    rule="tolerance", tolerance=1.0, why="CIFAR-10 is absent", kind="experiment", scale="paper"),
 }
 
 
@@ -99,7 +101,7 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
     cell tagged ``key-figure``), a claims table (one claim per entry of ``verdicts``), an exercise with a markdown
     solution (``source_hidden``) and a code solution (tag ``solution``), the ``# NBVAL_CHECK_OUTPUT`` headline cell.
     With ``fail``, a cell after the claims raises ``ZeroDivisionError``. With ``paper_data``, the chapter has a paper
-    mode on those data sets: the cell after the parameters calls :func:`fedlab.paper.start_paper_mode`.
+    mode on those data sets: the cell after the parameters calls :func:`fedlab.paper_mode.start_paper_mode`.
     """
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -109,7 +111,7 @@ def write_chapter(folder: Path, name: str, *, verdicts=tuple(CLAIMS), fail: bool
         new_markdown_cell(f"# {name[:2]} · Chapter {name[3:].capitalize()}: a test\n\nA *generated* chapter with "
                           "`code`. More text."),
         new_code_cell('MODE = "smoke"\nSEED = 0\nINTERACTIVE = True', metadata={"tags": ["parameters"]}),
-        *([new_code_cell(f"from fedlab.claims import Claim\nfrom fedlab.paper import start_paper_mode\n\n"
+        *([new_code_cell(f"from fedlab.claims import Claim\nfrom fedlab.paper_mode import start_paper_mode\n\n"
                          f"if MODE == 'paper':\n    start_paper_mode({list(paper_data)!r}, "
                          f"[Claim(**c) for c in {claims!r}])")] if paper_data else []),
         new_markdown_cell("The mean $\\bar\\kappa^2 = \\sum_k \\pi_k \\kappa_k^2$ and the bound\n\n"

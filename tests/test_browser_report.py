@@ -17,13 +17,13 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from browser_support import WAIT_MS, PageErrors, chromium, require_browser, screenshot
-from fedlab.workbook import run_workbook
+from fedlab.workbook import EXPERIMENT_VERDICTS, OTHER_KINDS, run_workbook
 from notebook_runner import write_chapter
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 require_browser()   # skip the module early (before building anything) when the driver or Chromium is missing
 
-VERDICT_COLUMNS = ["Reproduced", "Direction only", "Not reproduced", "Not run"]
+VERDICT_COLUMNS = [*(f"Experiments {v}" for v in EXPERIMENT_VERDICTS), *OTHER_KINDS.values()]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -110,18 +110,20 @@ def test_scoreboard_counts_claims_per_chapter_and_lists_every_claim(report, site
         cells = _cells(row)
         assert row.locator(f'td:nth-child(2) a[href="{r.html}"]').inner_text().strip() == r.title
         assert cells[2].startswith(r.status) and cells[3] == f"{r.seconds:.1f}\u00a0s"
-        assert cells[4:] == [str(n) for n in r.tally.values()]
+        experiments = [str(r.tally["experiment"].get(v, 0)) for v in EXPERIMENT_VERDICTS]
+        assert cells[4:9] == experiments and cells[9] == ", ".join(f"{n} {v}" for v, n in r.tally["analytic"].items())
         thumbnail = row.locator("img.thumbnail")
         assert thumbnail.evaluate("i => i.complete && i.naturalWidth > 0")
     assert "ZeroDivisionError" in _cells(rows.nth(1))[2]
-    assert _cells(rows.nth(2))[1:] == ["All chapters", "1 ok, 1 failed", _cells(rows.nth(2))[3], "2", "1", "1", "2"]
+    assert _cells(rows.nth(2))[1:10] == ["All chapters", "1 ok, 1 failed", _cells(rows.nth(2))[3], "2", "1", "0", "0",
+                                         "2", "1 not reproduced"]
     claims = page.locator("table.claims tbody tr")
     assert claims.count() == sum(len(r.claims) for r in results)
     first = _cells(claims.first)
-    assert first[:5] == ["00 · Chapter Good", "Fig. 1", "accuracy (%)", "80.00", "79.00"]
-    assert first[5].startswith("reproduced")
-    verdicts = [c.split("\n")[0] for c in page.locator("table.claims td:nth-child(6)").all_inner_texts()]
-    assert verdicts == [c.verdict for r in results for c in r.claims]
+    assert first[:6] == ["00 · Chapter Good", "Fig. 1", "accuracy (%)", "experiment (smoke)", "80.00", "79.00"]
+    assert first[6].startswith("reproduced")
+    verdicts = [c.split("\n")[0] for c in page.locator("table.claims td:nth-child(7)").all_inner_texts()]
+    assert verdicts == [c.verdict_text for r in results for c in r.claims]
     text = page.locator("article").inner_text()
     assert all(r.name not in text for r in results), "raw notebook names on the scoreboard"
     screenshot(page, "report-index", full_page=True)

@@ -14,10 +14,8 @@ from fedlab.engine import FederatedDataset
 from fedlab.models import char_lstm, cifar_cnn, femnist_cnn
 from fedlab.algorithms import METHODS
 from fedlab.engine import LocalSGD
-from fedlab.paper import (MODELS, VOCABULARY, PaperSetting, encode_text, group_clients, load_federated, load_femnist,
-                          load_partitioned, load_shakespeare, next_character_samples, read_tff_clients,
-                          check_seed_means, mean_over_seeds, seconds_per_round, seed_mean_at, setting_from_dict,
-                          settings_table, stand_in_data, sweep_seed_means, sweep_settings)
+from fedlab.data.federated import VOCABULARY, encode_text, group_clients, load_federated, load_femnist, load_partitioned, load_shakespeare, next_character_samples, read_tff_clients
+from fedlab.paper_mode import MODELS, PaperSetting, check_seed_means, mean_over_seeds, seconds_per_round, seed_mean_at, setting_from_dict, settings_table, stand_in_data, sweep_seed_means, sweep_settings
 
 
 @pytest.fixture

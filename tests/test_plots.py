@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from fedlab.engine import run
-from fedlab.primer.toys import QuadraticClients, QuadraticFedAvg, drift_paths
+from fedlab.primer.algorithms import QuadraticFedAvg, drift_paths
+from fedlab.primer.data import QuadraticClients
 from fedlab.plots import (check_axes, figure_axes, plot_client_drift, plot_curves, plot_label_histograms,
                           plot_method_bars)
 

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from fedlab.tables import loglog_slope, markdown_table, mean_pm_std, paired_direction, paired_t, show_table
+from fedlab.tables import (loglog_slope, markdown_table, mean_interval, mean_pm_std, paired_direction, paired_t,
+                           show_table, t_critical)
 
 
 def test_markdown_table_escapes_pipes_and_checks_row_lengths():
@@ -36,9 +37,31 @@ def test_paired_t_against_scipy():
 
 
 @pytest.mark.parametrize("mean, std, expected", [(0.1, 1.0, "≈ 0"), (1.5, 0.5, "significant gain"),
-                                                 (-1.5, 0.5, "significant loss"), (1.0, 2.0, "not significant")])
+                                                 (-1.5, 0.5, "significant loss"), (1.0, 2.0, "inconclusive")])
 def test_paired_direction(mean, std, expected):
     assert paired_direction(mean, std, n=5) == expected
+
+
+def test_paired_direction_uses_the_critical_value_of_its_degrees_of_freedom():
+    """t = 3 is significant with 10 seeds (critical 2.26) but not with 3 (critical 4.30)."""
+    std_for_t3 = lambda n: 1.0 / 3.0 * np.sqrt(n - 1)          # noqa: E731 (mean 1, t = 1 / (s / sqrt(n - 1)) = 3)
+    assert paired_direction(1.0, std_for_t3(10), n=10) == "significant gain"
+    assert paired_direction(1.0, std_for_t3(3), n=3) == "inconclusive"
+    assert t_critical(3) == pytest.approx(4.302653, abs=1e-6) and t_critical(1) == np.inf
+
+
+def test_mean_interval_against_scipy():
+    from scipy import stats
+
+    values = np.array([0.9, 1.4, 0.2, 1.1, 0.7])
+    low, high = stats.t.interval(0.95, values.size - 1, loc=values.mean(), scale=stats.sem(values))
+    assert mean_interval(values) == pytest.approx((values.mean(), low, high))
+    assert mean_interval([2.0]) == (2.0, -np.inf, np.inf)
+    assert mean_interval([1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="values must"):
+        mean_interval([1.0, np.nan])
+    with pytest.raises(ValueError, match="level"):
+        t_critical(3, level=1.0)
 
 
 def test_bad_inputs_name_the_argument():

@@ -101,17 +101,18 @@ def test_scoreboard_markdown_counts_readable_rows_and_a_failing_chapter():
     good = _result("00_good", verdicts=["reproduced", "reproduced", "not run"], headline={"fedavg_accuracy": "0.9"})
     bad = _result("01_bad", status="failed", verdicts=["not reproduced"], error="In [4] ('1 / `x`'): ZeroDivisionError")
     text = scoreboard_markdown([good, bad], "smoke", {"00_good": "_figures/00_good.png"})
-    assert "**4 claims:** [2 reproduced]{.verdict .reproduced} · [0 direction only]{.verdict .direction-only}" in text
+    assert ("**3 experiments re-run:** [2 reproduced]{.verdict .reproduced} · [1 not run]{.verdict .not-run}  \n"
+            "Beside them, never counted as reproductions: analytic 1 not reproduced.") in text
     rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ")}
     good_row, bad_row = rows["[00 · Chapter good: details](00_good.ipynb) [One sentence.]{.summary}"], \
         rows["[01 · Chapter bad: details](01_bad.ipynb) [One sentence.]{.summary}"]
     assert good_row.startswith("| [![Key figure of 00 · Chapter good: details](_figures/00_good.png){.thumbnail}]")
-    assert good_row.endswith("| [ok]{.status .ok} | 1.5\u00a0s | 2 | 0 | 0 | 1 |")
+    assert good_row.endswith("| [ok]{.status .ok} | 1.5\u00a0s | 2 | 0 | 0 | 0 | 1 |  |  |  |")
     assert "[failed]{.status .failed} `` In [4] ('1 / `x`'): ZeroDivisionError ``{.error}" in bad_row
-    assert bad_row.endswith("| 0 | 0 | 1 | 0 |")
-    assert rows["**All chapters**"].endswith("| 1 ok, 1 failed | 3.0\u00a0s | 2 | 0 | 1 | 1 |")
+    assert bad_row.endswith("| 0 | 0 | 0 | 0 | 0 | 1 not reproduced |  |  |")
+    assert rows["**All chapters**"].endswith("| 1 ok, 1 failed | 3.0\u00a0s | 2 | 0 | 0 | 0 | 1 | 1 not reproduced |  |  |")
     claim_rows = [line for line in text.splitlines() if line.startswith("| [00 · Chapter good](00_good.ipynb) |")]
-    assert len(claim_rows) == 3 and "| Fig. 4 | CIFAR-10 accuracy (%) | ≥ 70.00 | — |" in claim_rows[2]
+    assert len(claim_rows) == 3 and "| Fig. 4 | CIFAR-10 accuracy (%) | experiment (paper) | ≥ 70.00 | — |" in claim_rows[2]
     assert "[not run]{.verdict .not-run}" in claim_rows[2] and claim_rows[2].endswith("| CIFAR-10 is absent |")
     assert "fedavg_accuracy" not in text                             # no raw snake_case keys
     assert "```{toctree}\n:hidden:\n:caption: Chapters\n\n00_good\n01_bad\n```" in text and "$" not in text
@@ -124,10 +125,11 @@ def test_scoreboard_lines_total_per_chapter_and_overall():
     lines = scoreboard_lines([_result("00_good", verdicts=["reproduced", "not run"]),
                               _result("01_bad", status="failed", verdicts=["reproduced"])])
     assert lines[0].split()[:4] == ["chapter", "status", "run", "time"]
-    assert lines[0].endswith("reproduced  direction only  not reproduced  not run")
-    assert lines[1].split() == ["00_good", "ok", "1.5", "s", "1", "0", "0", "1"]
-    assert lines[2].split() == ["01_bad", "failed", "1.5", "s", "1", "0", "0", "0"]
-    assert lines[3].split() == ["all", "2", "chapters", "1", "failed", "3.0", "s", "2", "0", "0", "1"]
+    assert lines[0].endswith("experiments: reproduced  direction only  inconclusive  not reproduced  not run  others")
+    assert lines[1].split() == ["00_good", "ok", "1.5", "s", "1", "0", "0", "0", "1", "0"]
+    assert lines[2].split() == ["01_bad", "failed", "1.5", "s", "1", "0", "0", "0", "0", "0"]
+    assert lines[3].split() == ["all", "2", "chapters", "1", "failed", "3.0", "s", "2", "0", "0", "0", "1", "0"]
+    assert lines[4] == "  others: analytic none; consistency none; errata none"
 
 
 def test_store_headlines_copies_only_the_headline_output(tmp_path):
@@ -167,13 +169,14 @@ def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path,
     good, bad = run_workbook(notebooks=nbs, build=build, jobs=2, timeout=120, echo=lines.append)
     assert good.status == "ok" and good.headline == {"mode": "smoke", "answer": "42"}
     assert good.title == "00 · Chapter Good: a test" and good.summary == "A generated chapter with `code`."
-    assert good.tally == {"reproduced": 1, "direction only": 1, "not reproduced": 1, "not run": 1}
+    assert good.tally == {"experiment": {"reproduced": 1, "direction only": 1, "not run": 1},
+                          "analytic": {"not reproduced": 1}, "consistency": {}, "erratum": {}}
     assert bad.status == "failed" and "ZeroDivisionError" in bad.error and "1 / 0" in bad.error
-    assert bad.tally == {"reproduced": 1, "direction only": 0, "not reproduced": 0, "not run": 1}
+    assert bad.tally["experiment"] == {"reproduced": 1, "not run": 1}
     assert load_claims(build / "00_good.claims.json") == good.claims
     assert load_claims(build / "claims.json") == good.claims + bad.claims
     summary = json.loads((build / "summary.json").read_text())
-    assert [s["status"] for s in summary] == ["ok", "failed"] and summary[1]["tally"]["not run"] == 1
+    assert [s["status"] for s in summary] == ["ok", "failed"] and summary[1]["tally"]["experiment"]["not run"] == 1
     assert summary[0]["headline"] == good.headline and summary[0]["claims"][0]["verdict"] == "reproduced"
     index = (build / "index.html").read_text()
     assert 'table class="scoreboard' in index and 'table class="claims' in index and "ZeroDivisionError" in index
@@ -181,7 +184,7 @@ def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path,
     assert (build / "00_good.html").exists() and (build / "01_bad.html").exists()
     assert (build / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
     assert not (build / "report-warnings.txt").exists()
-    assert lines[-5:-1] == scoreboard_lines([good, bad])
+    assert lines[-6:-1] == scoreboard_lines([good, bad])
     assert lines[-1].strip().startswith(f"Report: {build / 'index.html'}")
     terminal = capfd.readouterr()
     assert "without encryption" not in terminal.err + terminal.out and "KeyboardInterrupt" not in terminal.err

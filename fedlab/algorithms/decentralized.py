@@ -10,7 +10,7 @@ from fedlab._validation import check_choice
 from fedlab.engine import (FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, evaluate, gossip,
                            local_sgd)
 from fedlab.models import Model, check_model
-from fedlab.algorithms._common import (BACKENDS, ClientsState, check_data, check_mixing, check_solver,
+from fedlab.algorithms.common import (BACKENDS, ClientsState, check_data, check_mixing, check_solver,
                                        initial_params)
 
 __all__ = ["DecentralizedSGD"]

@@ -14,7 +14,7 @@ from fedlab._rng import Stream
 from fedlab._validation import check_choice, check_real
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd, weighted_average
 from fedlab.models import Model, check_model
-from fedlab.algorithms._common import (BACKENDS, Participation, ServerState, check_data, check_participation,
+from fedlab.algorithms.common import (BACKENDS, Participation, ServerState, check_data, check_participation,
                                        check_solver, check_weights, client_weights, evaluate_global, initial_params,
                                        sample_participants)
 

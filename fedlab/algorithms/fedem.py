@@ -35,7 +35,7 @@ from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_
                            local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device,
                            weighted_average)
 from fedlab.models import Model, Params, check_model, check_param_dict, check_params
-from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
+from fedlab.algorithms.common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
                                        check_solver, check_weights, client_weights, sample_participants)
 
 __all__ = [

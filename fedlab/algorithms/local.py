@@ -7,7 +7,7 @@ from fedlab._rng import Stream
 from fedlab._validation import check_choice
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, evaluate, local_sgd
 from fedlab.models import Model, check_model
-from fedlab.algorithms._common import (BACKENDS, ClientsState, ServerState, check_data, check_solver, evaluate_global,
+from fedlab.algorithms.common import (BACKENDS, ClientsState, ServerState, check_data, check_solver, evaluate_global,
                                        initial_params)
 
 __all__ = ["Local", "Centralized"]

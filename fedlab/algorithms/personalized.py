@@ -28,7 +28,7 @@ from fedlab._validation import check_array, check_choice, check_int, check_real,
 from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, check_model_data,
                            evaluate, local_sgd, weighted_average)
 from fedlab.models import Model, Params, check_model, check_params
-from fedlab.algorithms._common import (BACKENDS, Participation, check_data, check_participation, check_solver,
+from fedlab.algorithms.common import (BACKENDS, Participation, ServerState, check_data, check_participation, check_solver,
                                        check_weights, client_weights, evaluate_global, initial_params,
                                        sample_participants)
 from fedlab.algorithms.fedavg import FedAvg
@@ -158,6 +158,13 @@ class FineTuneState:
     round: int = 0
     seed: int = 0
 
+    @classmethod
+    def from_fedavg(cls, state: ServerState, seed: int) -> "FineTuneState":
+        """A FedAvg run's state (its global model and rounds done) as FedAvg+'s, fine-tuning from ``seed``: FedAvg+
+        trains as FedAvg, so one FedAvg run serves both."""
+        check_type("state", state, ServerState)
+        return cls(state.params, state.round, check_int("seed", seed, low=0))
+
 
 class FedAvgPlus(FedAvg):
     """FedAvg whose clients predict with the global model fine-tuned on their own data (FedAvg+).
@@ -186,8 +193,6 @@ class FedAvgPlus(FedAvg):
         return FineTuneState(state.params, 0, seed)
 
     def round(self, state: FineTuneState, data: FederatedDataset, seed: int) -> tuple[FineTuneState, dict]:
-        from fedlab.algorithms._common import ServerState
-
         new, info = super().round(ServerState(state.params, state.round), data, seed)
         return FineTuneState(new.params, new.round, seed), info
 

@@ -1,7 +1,10 @@
 """One registry of training methods: core algorithms by name, and each chapter's presets.
 
 A :class:`Method` is an :class:`~fedlab.engine.Algorithm` class with preset options (and, for presets such
-as "SFedPO with FedProx", preset fields of the :class:`~fedlab.engine.LocalSGD` solver). Core methods have
+as "SFedPO with FedProx", preset fields of the :class:`~fedlab.engine.LocalSGD` solver). Most are built from a
+model and a local solver; an algorithm built from other arguments (a federated EM for Gaussian mixtures, a
+least-squares simulation) takes its own (``takes_solver`` is false: read from the class's signature when it
+has no ``solver`` parameter). Core methods have
 plain names (``"fedavg"``); a chapter registers its presets under ``"<chapter>:<name>"`` when its
 ``algorithms`` module is imported (``"sfedpo:fedavg_latest"``). :data:`fedlab.methods.METHODS` imports every
 chapter, so it lists them all.
@@ -18,11 +21,12 @@ Examples
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from fedlab._validation import check_type
+from fedlab._validation import check_bool, check_type
 from fedlab.engine import LocalSGD
 
 __all__ = ["Method", "MethodRegistry", "METHODS"]
@@ -32,7 +36,8 @@ _SOLVER_FIELDS = frozenset(f.name for f in fields(LocalSGD))
 
 @dataclass(frozen=True)
 class Method:
-    """A named training method: ``method(model, solver, **overrides)`` builds the algorithm."""
+    """A named training method: ``method(model, solver, **overrides)`` builds the algorithm (``method(*args,
+    **overrides)`` with the class's own arguments when ``takes_solver`` is false)."""
 
     name: str
     cls: type
@@ -40,6 +45,7 @@ class Method:
     solver_options: Mapping[str, Any] = field(default_factory=dict)
     chapter: str = "core"
     label: str = ""
+    takes_solver: bool = True
 
     def __post_init__(self) -> None:
         for name in ("name", "chapter"):
@@ -52,9 +58,19 @@ class Method:
         bad = set(self.solver_options) - _SOLVER_FIELDS
         if bad:
             raise ValueError(f"solver_options must be LocalSGD fields {sorted(_SOLVER_FIELDS)}, got {sorted(bad)}.")
+        check_bool("takes_solver", self.takes_solver)
+        if self.solver_options and not self.takes_solver:
+            raise ValueError(f"solver_options need a method built from a solver (takes_solver=True), got "
+                             f"{dict(self.solver_options)!r} for {self.name!r}.")
 
-    def __call__(self, model, solver: LocalSGD, **overrides: Any):
-        """The algorithm with the preset's options updated by ``overrides`` (solver fields go to the solver)."""
+    def __call__(self, *args: Any, **overrides: Any):
+        """The algorithm with the preset's options updated by ``overrides``: ``method(model, solver, ...)`` (solver
+        fields go to the solver), or the class's own arguments when ``takes_solver`` is false."""
+        if not self.takes_solver:
+            return self.cls(*args, **{**self.options, **overrides})
+        if len(args) != 2:
+            raise TypeError(f"{self.name} is built from (model, solver), got {len(args)} positional arguments.")
+        model, solver = args
         if not isinstance(solver, LocalSGD):
             raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
         options = {**self.options, **overrides}
@@ -71,8 +87,10 @@ class MethodRegistry(Mapping):
         self._methods: dict[str, Method] = {}
 
     def register(self, name: str, cls: type, *, chapter: str = "core", label: str = "",
-                 solver_options: Mapping[str, Any] | None = None, **options: Any) -> Method:
-        """Add a method (``"<chapter>:<name>"`` for a chapter's preset) and return it."""
+                 solver_options: Mapping[str, Any] | None = None, takes_solver: bool | None = None,
+                 **options: Any) -> Method:
+        """Add a method (``"<chapter>:<name>"`` for a chapter's preset) and return it; ``takes_solver`` defaults to
+        whether the class takes a ``solver`` argument."""
         if not isinstance(name, str) or not name or ":" in name:
             raise ValueError(f"name must be a non-empty string without ':', got {name!r}.")
         if not isinstance(cls, type):
@@ -80,8 +98,10 @@ class MethodRegistry(Mapping):
         bad = set(solver_options or {}) - _SOLVER_FIELDS
         if bad:
             raise ValueError(f"solver_options must be LocalSGD fields {sorted(_SOLVER_FIELDS)}, got {sorted(bad)}.")
+        if takes_solver is None:
+            takes_solver = "solver" in inspect.signature(cls).parameters
         key = name if chapter == "core" else f"{chapter}:{name}"
-        method = Method(key, cls, dict(options), dict(solver_options or {}), chapter, label or name)
+        method = Method(key, cls, dict(options), dict(solver_options or {}), chapter, label or name, takes_solver)
         self._methods[key] = method
         return method
 

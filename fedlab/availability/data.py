@@ -16,6 +16,13 @@ Clusters of clients that share one chain model spatial correlation (Fig. 2.15).
 
 A simulated trace (rounds x clients, bool) plugs into the engine through :func:`trace_participation`
 (a ``participation`` callable for ``FedAvg`` and the availability algorithms).
+
+The chapter's data sets (CPU scale, spec §5.2), :data:`AVAILABILITY_DATASETS`:
+
+- ``"leaf"``: LEAF Synthetic(γ, δ) [Li+20a] with N clients, 60 features, 10 classes,
+  :math:`n_k=\min(\lfloor\mathrm{LogNormal}(4,1)\rfloor+50, 500)`, 80/20 split per client (:func:`leaf_federation`);
+- ``"digits"``: scikit-learn's 8x8 digits (a stand-in for the thesis' MNIST) split over N clients with
+  Dirichlet(ς) label proportions, 25% test per client (:func:`digits_federation`).
 """
 from __future__ import annotations
 
@@ -24,8 +31,12 @@ from typing import Callable
 
 import numpy as np
 
-from fedlab._rng import as_numpy_rng
+from fedlab._rng import Stream, as_numpy_rng, derive_seed, numpy_rng
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
+from fedlab.data.digits import load_digits_arrays
+from fedlab.data.partition import partition_dirichlet
+from fedlab.data.synthetic import make_leaf_synthetic
+from fedlab.engine import FederatedDataset
 from fedlab.markov import check_transition_matrix, sample_chains, stationary_distribution
 
 __all__ = [
@@ -45,6 +56,13 @@ __all__ = [
     "AvailabilityEstimator",
     "estimate_availability",
     "trace_participation",
+    "AVAILABILITY_DATASETS",
+    "leaf_federation",
+    "digits_federation",
+    "DIGITS_SPLITS",
+    "SPATIAL_PI",
+    "SPATIAL_LAMBDA",
+    "spatial_population",
 ]
 
 
@@ -554,3 +572,66 @@ def trace_participation(trace) -> Callable[[int, np.random.Generator], np.ndarra
 
     participation.trace = trace
     return participation
+
+
+# ------------------------------------------------------------------------------ the chapter's data sets
+
+def leaf_federation(n_clients: int, seed: int, *, gamma: float = 0.5, delta: float = 0.5,
+                    max_samples: int = 500) -> FederatedDataset:
+    r"""LEAF Synthetic(γ, δ) over ``n_clients`` clients, sizes :math:`\min(\lfloor\mathrm{LogN}(4,1)\rfloor+50,` ``max_samples``:math:`)`."""
+    n_clients, max_samples = check_int("n_clients", n_clients, low=1), check_int("max_samples", max_samples, low=1)
+    check_real("gamma", gamma, low=0), check_real("delta", delta, low=0)
+    rng = numpy_rng(seed, Stream.AVAILABILITY_DATA)
+    sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_clients).astype(np.int64) + 50, max_samples)
+    arrays = make_leaf_synthetic(gamma, delta, n_samples=sizes, dim=60, n_classes=10, rng=rng)
+    return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
+                                               seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
+
+
+def digits_federation(n_clients: int, seed: int, *, dirichlet: float = 0.5, split: str = "client",
+                      n_clusters: int = 10) -> FederatedDataset:
+    """The 8x8 digits split over ``n_clients``, 25% test.
+
+    ``split="client"``: Dirichlet(``dirichlet``) label proportions per client (heterogeneous everywhere);
+    ``"cluster"``: Dirichlet proportions per cluster of ``n_clients / n_clusters`` consecutive clients, shared at
+    random inside the cluster (homogeneous within clusters, heterogeneous across); ``"iid"``: a uniform random split
+    (homogeneous everywhere). The last two are the data settings of Fig. 2.15a-b.
+    """
+    n_clients = check_int("n_clients", n_clients, low=1)
+    check_real("dirichlet", dirichlet, low=0, low_open=True)
+    check_choice("split", split, DIGITS_SPLITS)
+    n_clusters = check_int("n_clusters", n_clusters, low=1)
+    if split == "cluster" and n_clients % n_clusters:
+        raise ValueError(f"n_clients ({n_clients}) must be a multiple of n_clusters ({n_clusters}) with split='cluster'.")
+    x, y = load_digits_arrays()
+    rng = numpy_rng(seed, Stream.AVAILABILITY_DATA)
+    if split == "iid":
+        indices = np.array_split(rng.permutation(len(y)), n_clients)
+    else:
+        groups = n_clients if split == "client" else n_clusters
+        min_size = max(4, min(20, len(y) // (3 * groups)))
+        part = partition_dirichlet(y, groups, dirichlet, min_size=min_size, rng=rng)
+        indices = part.indices if split == "client" else \
+            [chunk for idx in part.indices for chunk in np.array_split(rng.permutation(idx), n_clients // n_clusters)]
+    return FederatedDataset.from_client_arrays([x[i] for i in indices], [y[i] for i in indices],
+                                               test_fraction=0.25, n_classes=10,
+                                               seed=derive_seed(seed, Stream.AVAILABILITY_DATA, 1))
+
+
+DIGITS_SPLITS = ("client", "cluster", "iid")
+SPATIAL_PI = (0.9,) * 5 + (0.1,) * 5
+SPATIAL_LAMBDA = (0.0,) * 5 + (0.5, 0.6, 0.7, 0.8, 0.9)
+r"""Fig. 2.15's ten cluster chains: clusters 0-4 more available and uncorrelated, 5-9 rare with
+:math:`\lambda_c=c/10`."""
+
+
+def spatial_population(n_clients: int) -> MarkovAvailability:
+    r"""The spatially correlated population of Fig. 2.15: ``n_clients`` in ten clusters of consecutive clients, each
+    cluster sharing one chain (:data:`SPATIAL_PI`, :data:`SPATIAL_LAMBDA`)."""
+    n_clients = check_int("n_clients", n_clients, low=10)
+    if n_clients % 10:
+        raise ValueError(f"n_clients must be a multiple of the 10 clusters, got {n_clients}.")
+    return make_clustered_population(n_clients // 10, SPATIAL_PI, SPATIAL_LAMBDA)
+
+
+AVAILABILITY_DATASETS = {"leaf": leaf_federation, "digits": digits_federation}

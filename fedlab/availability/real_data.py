@@ -3,11 +3,13 @@ Fig. 2.11b-c, Table 4 of the CA-Fed paper's appendix).
 
 :math:`N = 100` clients with a Dirichlet(0.5) class split, each a two-state Markov chain of the thesis population
 (:func:`fedlab.availability.data.make_population`, ``layout="code3"``: Fig. 2.11d's three groups, :math:`g = 0.4`,
-:math:`\nu = 0.9`, :math:`\varepsilon = 10^{-2}`). Every method of :data:`METHODS` trains with its own step sizes
-:math:`(\eta, \bar\eta)` of Table 4 (:data:`STEP_SIZES`) and the authors' optimisers (local and server SGD with
+:math:`\nu = 0.9`, :math:`\varepsilon = 10^{-2}`). Every method of :data:`TABLE_METHODS` trains with its own step
+sizes :math:`(\eta, \bar\eta)` of Table 4 (:data:`fedlab.availability.published.TABLE_4_STEP_SIZES`) and the
+authors' optimisers (local and server SGD with
 momentum 0.9 and weight decay :math:`10^{-2}`, :data:`fedlab.availability.experiments.AUTHORS_OPTIMIZER`). All
 methods of a seed share the data, the availability trace and the initial model. The metric is the α-weighted test
-accuracy after :math:`T = 200` rounds (:func:`fedlab.availability.experiments.summarize_run`).
+accuracy after :math:`T = 200` rounds (:func:`fedlab.availability.experiments.summarize_run`); the claims on it
+are :func:`fedlab.availability.claims.paper_claims`.
 
 FedVARP and MIFA, which the thesis names among related work, are not implemented in
 :mod:`fedlab.availability`; no claim compares with them.
@@ -23,31 +25,16 @@ from fedlab._validation import check_choice, check_int, check_type
 from fedlab.availability.algorithms import PRESETS
 from fedlab.availability.data import make_population
 from fedlab.availability.experiments import AUTHORS_OPTIMIZER, summarize_run
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
+from fedlab.availability.published import F3AST_K, TABLE_4_STEP_SIZES
 from fedlab.engine import LocalSGD, run
-from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data, sweep_settings
+from fedlab.paper_mode import PaperSetting, check_settings, seconds_per_round, stand_in_data, sweep_settings
 
-__all__ = ["DATASETS", "METHODS", "SETTINGS", "STEP_SIZES", "F3AST_K", "PAPER_GAIN", "availability_paper_run",
-           "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["DATASETS", "TABLE_METHODS", "SETTINGS", "availability_paper_run", "run_paper", "expected_seconds"]
 
-CHAPTER = "02_availability"
 DATASETS: tuple[str, ...] = ("mnist", "cifar10")
-METHODS: tuple[str, ...] = ("unbiased", "more_available", "adafed", "f3ast", "cafed")
-"""Fig. 2.11's methods (CA-Fed with :math:`\\bar\\kappa^2 = 1`)."""
-F3AST_K = 45
-"""F3AST's clients per round: the mean number of clients CA-Fed includes in the thesis (§2.2.6)."""
-PAPER_GAIN = {"mnist": 0.94, "cifar10": 1.32}
-"""CA-Fed − AdaFed, the second best, in pp (§2.2.6.2, Fig. 2.11b-c)."""
-_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
-
-#: Table 4 (η / η̄ of Fig. 2.11), per data set and method; Less correlated (not in Table 4) would use Unbiased's.
-STEP_SIZES: dict[str, dict[str, tuple[float, float]]] = {
-    "mnist": {"unbiased": (0.03, 1.0), "more_available": (0.1, 4.0), "cafed": (0.1, 1.0), "adafed": (0.03, 1.0),
-              "f3ast": (0.1, 0.3)},
-    "cifar10": {"unbiased": (0.03, 1.0), "more_available": (0.03, 3.0), "cafed": (0.03, 1.0), "adafed": (0.03, 1.0),
-                "f3ast": (0.03, 0.3)},
-}
+TABLE_METHODS: tuple[str, ...] = ("unbiased", "more_available", "adafed", "f3ast", "cafed")
+"""Fig. 2.11's methods, keys of :data:`fedlab.availability.algorithms.PRESETS` (CA-Fed with
+:math:`\\bar\\kappa^2 = 1`)."""
 
 _COMMON = ("N=100 clients, Dirichlet(0.5) class split, 10 runs, T=200 rounds (Fig. 2.11), batch 32, Table 4's "
            "step sizes per method, the authors' momentum-0.9 / weight-decay-1e-2 SGD on clients and server. E is "
@@ -98,11 +85,11 @@ def availability_paper_run(*, setting: Mapping, method: str, seed: int = 0, devi
     """
     check_type("setting", setting, Mapping)
     setting = _check_setting(PaperSetting(**setting))
-    method = check_choice("method", method, METHODS)
+    method = check_choice("method", method, TABLE_METHODS)
     seed = check_int("seed", seed, low=0)
     data = setting.load(seed)
     population, trace = _population(data.n_clients, setting.rounds, seed)
-    lr, server_lr = STEP_SIZES[setting.dataset][method]
+    lr, server_lr = TABLE_4_STEP_SIZES[setting.dataset][method]
     algorithm = _algorithm(method, setting, population, trace, lr, server_lr)
     _, history = run(algorithm, data, rounds=setting.rounds, seed=seed, eval_every=max(1, setting.rounds // 20),
                      progress=False, device=device)
@@ -114,7 +101,7 @@ def availability_paper_run(*, setting: Mapping, method: str, seed: int = 0, devi
 
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: Mapping | None = None,
               store=None) -> dict:
-    """Every method of :data:`METHODS` on every setting, ``seeds`` seeds (default the setting's 10), stored with
+    """Every method of :data:`TABLE_METHODS` on every setting, ``seeds`` seeds (default the setting's 10), stored with
     :func:`fedlab.experiments.sweep` (resumable).
 
     Returns
@@ -123,59 +110,26 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
         ``{dataset: {method: {"final_accuracy": [per seed], "time_avg_accuracy": [...], "mean_included": [...]}}}``.
     """
     runs = sweep_settings(availability_paper_run, SETTINGS if settings is None else settings, datasets,
-                          [{"method": m} for m in METHODS], seeds=seeds, device=device, store=store)
+                          [{"method": m} for m in TABLE_METHODS], seeds=seeds, device=device, store=store)
     keys = ("final_accuracy", "time_avg_accuracy", "mean_included")
     return {name: {m: {key: [r["result"][key] for r in records if r["config"]["method"] == m] for key in keys}
-                   for m in METHODS} for name, records in runs.items()}
-
-
-def _finals(by_method: Mapping | None) -> dict[str, float] | None:
-    if not by_method or any(not by_method.get(m, {}).get("final_accuracy") for m in METHODS):
-        return None
-    return {m: 100 * float(np.mean(by_method[m]["final_accuracy"])) for m in METHODS}
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Fig. 2.11b-c's claims per data set: CA-Fed − AdaFed (direction; tolerance 1 pp, the paper gives no spread),
-    CA-Fed the best method at T = 200, AdaFed the second best (qualitative). ``None`` gives them as not run."""
-    if results is not None:
-        check_type("results", results, Mapping)
-    claims = []
-    for name in DATASETS:
-        final = _finals(None if results is None else results.get(name))
-        why = "" if final is not None else f"needs the real data set (MODE='paper'): {fetch_command(name)}"
-        src = f"§2.2.6.2, Fig. 2.11{'b' if name == 'mnist' else 'c'}, {_NAMES[name]}"
-        others = {m: v for m, v in (final or {}).items() if m != "cafed"}
-        ranked = sorted(others, key=others.get, reverse=True)
-        claims += [
-            Claim(CHAPTER, src, "CA-Fed − AdaFed test accuracy at T=200 (pp), sign and ± 1 pp", PAPER_GAIN[name],
-                  None if final is None else final["cafed"] - final["adafed"], "direction", tolerance=1.0, why=why),
-            Claim(CHAPTER, src, "CA-Fed has the best test accuracy at T=200", "CA-Fed best",
-                  None if final is None else f"best: {max(final, key=final.get)}", "qualitative",
-                  holds=None if final is None else final["cafed"] >= max(others.values()), why=why),
-            Claim(CHAPTER, src, "AdaFed is the second best method", "AdaFed second",
-                  None if final is None else f"best baseline: {ranked[0]}", "qualitative",
-                  holds=None if final is None else ranked[0] == "adafed", why=why),
-        ]
-    return claims
+                   for m in TABLE_METHODS} for name, records in runs.items()}
 
 
 def expected_seconds(device=None, n_clients: int | None = None, settings: Mapping | None = None) -> dict[str, float]:
-    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper.seconds_per_round` of CA-Fed
-    on :func:`fedlab.paper.stand_in_data` with ``n_clients >= 4`` clients (default 4, all available; the population
+    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper_mode.seconds_per_round` of CA-Fed
+    on :func:`fedlab.paper_mode.stand_in_data` with ``n_clients >= 4`` clients (default 4, all available; the population
     needs its three groups), scaled linearly
     to the population's mean number of available clients (:math:`0.5 \\cdot 0.9 + 0.5 \\cdot 0.1` of N), the rounds,
     the five methods and the seeds."""
     n_clients = 4 if n_clients is None else check_int("n_clients", n_clients, low=4)
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
     out = {}
-    for name, setting in settings.items():
-        setting = _check_setting(setting)
+    for name, setting in check_settings(settings, SETTINGS, _check_setting).items():
         data = stand_in_data(setting, n_clients=n_clients)
         population, _ = _population(n_clients, 1, 0)
         trace = np.ones((4, n_clients), dtype=bool)
         algorithm = _algorithm("cafed", setting, population, trace, setting.lr, 1.0)
         per_client = seconds_per_round(algorithm, data, rounds=2, device=device) / n_clients
         available = 0.5 * (setting.clients or 100)
-        out[name] = per_client * available * setting.rounds * len(METHODS) * setting.seeds
+        out[name] = per_client * available * setting.rounds * len(TABLE_METHODS) * setting.seeds
     return out

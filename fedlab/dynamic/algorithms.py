@@ -40,7 +40,7 @@ from fedlab.dynamic.data import DriftingLeastSquares, DriftingLogistic, logistic
 from fedlab.engine import (DivergenceError, FederatedDataset, History, LocalSGD, broadcast, local_sgd,
                            weighted_average)
 from fedlab.models import Model, check_model
-from fedlab.algorithms._common import (ServerState, check_data, check_solver, evaluate_global, initial_params)
+from fedlab.algorithms.common import (ServerState, check_data, check_solver, evaluate_global, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "TrackingErrors",
     "NoisyGradientTracking",
     "DynamicFedAvg",
+    "PRESETS",
 ]
 
 
@@ -672,4 +673,17 @@ class DynamicFedAvg:
         return evaluate_global(self.model, state.params, data.train, data.test)
 
 
-METHODS.register("dynamic_fedavg", DynamicFedAvg, chapter="dynamic", label="Dynamic FedAvg")
+# ------------------------------------------------------------------------------------ the chapter's methods
+
+for _name, _cls, _label in [
+        ("dynamic_fedavg", DynamicFedAvg, "Dynamic FedAvg"),
+        ("dynamic_fedavg_ls", DynamicFedAvgLS, "Dynamic FedAvg (least-squares simulation)"),
+        ("dynamic_fedavg_logistic", DynamicFedAvgLogistic, "Dynamic FedAvg (logistic simulation)"),
+        ("noisy_gradient_tracking", NoisyGradientTracking, "Noisy gradient tracking (scalar recursion)")]:
+    METHODS.register(_name, _cls, chapter="dynamic", label=_label)
+
+PRESETS = METHODS.presets("dynamic")
+"""The chapter's engine algorithms by short name. ``PRESETS["dynamic_fedavg"](model, solver, **options)`` builds
+Algorithm 1 on the engine; the three simulations take their own keyword arguments (build them directly, e.g.
+``DynamicFedAvgLS(lr=..., n_iters=..., n_active=...)``), and are registered so that the registry lists every
+algorithm of the workbook."""

@@ -7,6 +7,8 @@ and returns a JSON-serialisable dict. Simulations run :class:`fedlab.dynamic.alg
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from fedlab._rng import numpy_rng
@@ -20,7 +22,7 @@ from fedlab.dynamic.data import (DriftingLeastSquares, DriftingLogistic, logisti
 from fedlab.engine import History, run
 
 __all__ = ["dfl_setup", "dfl_step_sweep", "dfl_learning_curves", "dfl_normalization_bias", "db",
-           "dfl_logistic_setup", "dfl_logistic_step_sweep", "dfl_logistic_curves"]
+           "dfl_logistic_setup", "dfl_logistic_step_sweep", "dfl_logistic_curves", "curve_summary"]
 
 
 def db(x):
@@ -232,3 +234,25 @@ def dfl_logistic_curves(*, lrs=(0.1,), drift_vars=(0.0,), offset_vars=(0.1,), n_
                                  problem.reg_rho, state.w_opt)[:, 0]
     return {**_curve_stats(history, n_iters, tail, every), "lr": state.lr.tolist(),
             "drift_var": state.drift_var.tolist(), "offset_var": state.offset_var.tolist(), "curvature": nu.tolist()}
+
+
+def curve_summary(runs) -> tuple[list, np.ndarray, np.ndarray]:
+    """Summaries of learning curves over seeds: ``(floor_db, speed, rate)``, one entry per curve.
+
+    ``runs`` holds one dict per seed with the per-curve lists ``floor``, ``iters_to_3db`` and ``decay_db_per_100`` of
+    :func:`dfl_learning_curves` or :func:`dfl_logistic_curves`. ``floor_db`` is the seed-mean floor in dB (a list),
+    ``speed`` the seed-mean iterations to within 3 dB, ``rate`` the mean of the finite transient slopes (``nan``
+    where no seed has one).
+    """
+    keys = ("floor", "iters_to_3db", "decay_db_per_100")
+    if isinstance(runs, (str, bytes, Mapping)) or not hasattr(runs, "__len__") or len(runs) == 0 or \
+            not all(isinstance(r, Mapping) and all(k in r for k in keys) for r in runs):
+        raise ValueError(f"runs must be a non-empty list of per-seed learning-curve results with {list(keys)}.")
+    sizes = {len(r[k]) for r in runs for k in keys}
+    if len(sizes) != 1 or 0 in sizes:
+        raise ValueError(f"runs must give every seed the same non-zero number of curves, got sizes {sorted(sizes)}.")
+    floor = db(np.mean([check_array("runs' floor", r["floor"], nonnegative=True) for r in runs], axis=0))
+    speed = np.mean([r["iters_to_3db"] for r in runs], axis=0)
+    rates = np.array([r["decay_db_per_100"] for r in runs], float)
+    rate = np.array([col[np.isfinite(col)].mean() if np.isfinite(col).any() else np.nan for col in rates.T])
+    return floor, speed, rate

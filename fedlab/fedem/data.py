@@ -12,12 +12,14 @@ Every client :math:`t` draws each of its samples from one of :math:`M` shared la
   disjoint label groups: label shift).
 
 Both return a :class:`MixtureDataset` holding train/test :class:`ClientArrays`, the true weights
-:math:`\Pi^*` and the latent component of every sample.
+:math:`\Pi^*` and the latent component of every sample. The notebook's configurations (:data:`SYNTHETIC_SMALL`,
+:data:`SYNTHETIC_PAPER`, :data:`DIGITS_MIXTURE`) are chosen by name with :func:`make_dataset`.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -34,6 +36,11 @@ __all__ = [
     "official_buggy_labels",
     "LABEL_MODES",
     "DIGITS_MIXTURE_MODES",
+    "SYNTHETIC_SMALL",
+    "SYNTHETIC_PAPER",
+    "DIGITS_MIXTURE",
+    "DATASETS",
+    "make_dataset",
 ]
 
 LABEL_MODES = ("round", "bernoulli")
@@ -394,3 +401,50 @@ def make_digits_mixture(n_clients: int = 30, *, n_components: int = 3, alpha: fl
     train = ClientArrays(tr[0], tr[1], 10, meta)
     test = ClientArrays(te[0], te[1], 10, meta)
     return MixtureDataset(train, test, pi, tr[2], te[2], meta)
+
+
+# ----------------------------------------------------------------------------------------------
+# The notebook's configurations, by name
+
+SYNTHETIC_SMALL = {"n_clients": 50, "n_components": 3, "dim": 20, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
+                   "n_max": 300, "n_test": 500}
+"""CPU-size synthetic mixture (personalization spec §10.2)."""
+
+SYNTHETIC_PAPER = {"n_clients": 300, "n_components": 3, "dim": 150, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
+                   "n_max": 1000, "n_test": 500}
+"""The paper's synthetic configuration (T = 300, d = 150), with 500 instead of 5000 test samples per client."""
+
+DIGITS_MIXTURE = {"n_clients": 30, "n_components": 3, "alpha": 0.4, "mode": "permutation", "test_fraction": 0.25}
+"""Digits with three latent label permutations (concept shift)."""
+
+
+def _synthetic(seed: int, **kwargs) -> MixtureDataset:
+    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs}, rng=seed)
+
+
+def _synthetic_bug(seed: int, **kwargs) -> MixtureDataset:
+    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs, "replicate_official_bug": True}, rng=seed)
+
+
+def _digits(seed: int, **kwargs) -> MixtureDataset:
+    return make_digits_mixture(**{**DIGITS_MIXTURE, **kwargs}, rng=seed)
+
+
+DATASETS: dict[str, Callable[..., MixtureDataset]] = {
+    "synthetic": _synthetic,
+    "synthetic_bug": _synthetic_bug,
+    "digits": _digits,
+}
+"""Data sets by name: ``DATASETS[name](seed, **overrides) -> MixtureDataset`` (``synthetic_bug``: the reference
+generator's label-overwrite bug, the generator of the thesis' Synthetic row)."""
+
+
+def make_dataset(dataset: str, seed: int, **overrides: Any) -> MixtureDataset:
+    """``DATASETS[dataset](seed, **overrides)``: the data of a seed (the data change with the seed)."""
+    check_choice("dataset", dataset, DATASETS)
+    generator = make_digits_mixture if dataset == "digits" else make_synthetic_mixture
+    allowed = set(inspect.signature(generator).parameters) - {"rng"}
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise TypeError(f"unknown data options (data_kwargs) {unknown}; the {dataset} data take {sorted(allowed)}.")
+    return DATASETS[dataset](check_int("seed", seed, low=0), **overrides)

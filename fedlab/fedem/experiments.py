@@ -2,16 +2,15 @@ r"""Experiment functions of the FedEM notebook (thesis §3.4–3.5; module level
 
 Every ``*`` experiment takes keyword arguments and a ``seed`` and returns a JSON-serialisable dict,
 so :func:`fedlab.experiments.sweep` can run it over seeds. Data sets and methods are chosen by name
-from the dispatch tables :data:`DATASETS` and :data:`fedlab.fedem.algorithms.PRESETS`. Scores follow the shared
-personalization protocol (:data:`fedlab.algorithms.personalized.PROTOCOL`): test accuracy averaged
+from the dispatch tables :data:`fedlab.fedem.data.DATASETS` and :data:`fedlab.fedem.algorithms.PRESETS`. Scores
+follow the shared personalization protocol (:data:`fedlab.algorithms.personalized.PROTOCOL`): test accuracy averaged
 over clients with weights = local test sizes, and the bottom decile of client accuracies.
 """
 from __future__ import annotations
 
-import inspect
 import itertools
 import time
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -21,22 +20,13 @@ from fedlab._rng import Stream, derive_seed
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
 from fedlab.fedem.algorithms import PRESETS
-from fedlab.fedem.data import MixtureDataset, make_digits_mixture, make_synthetic_mixture
+from fedlab.fedem.data import MixtureDataset, make_dataset
 from fedlab.engine import LocalSGD, run
 from fedlab.models import LinearModel, Model
 
 __all__ = [
-    "SYNTHETIC_SMALL",
-    "SYNTHETIC_PAPER",
-    "DIGITS_MIXTURE",
     "TRAINING",
-    "DATASETS",
     "LABELS",
-    "PAPER_TABLE_3_2",
-    "PAPER_TABLE_3_3",
-    "PAPER_TABLE_5",
-    "PAPER_TABLE_7",
-    "make_dataset",
     "model_for",
     "build_method",
     "train_method",
@@ -55,103 +45,13 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------------------------------------
-# Configurations
-
-SYNTHETIC_SMALL = {"n_clients": 50, "n_components": 3, "dim": 20, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
-                   "n_max": 300, "n_test": 500}
-"""CPU-size synthetic mixture (personalization spec §10.2)."""
-
-SYNTHETIC_PAPER = {"n_clients": 300, "n_components": 3, "dim": 150, "alpha": 0.4, "noise_level": 0.1, "n_min": 50,
-                   "n_max": 1000, "n_test": 500}
-"""The paper's synthetic configuration (T = 300, d = 150), with 500 instead of 5000 test samples per client."""
-
-DIGITS_MIXTURE = {"n_clients": 30, "n_components": 3, "alpha": 0.4, "mode": "permutation", "test_fraction": 0.25}
-"""Digits with three latent label permutations (concept shift)."""
+# Configuration
 
 TRAINING = {"rounds": 200, "local_steps": 10, "batch_size": 32, "lr": 0.25}
 """Shared training budget: every method gets the same rounds, local steps, batch size and step size."""
 
-# Thesis tables (numbers copied from the thesis; "[P]" facts of the personalization spec §8).
-PAPER_TABLE_3_2 = {  # average / bottom decile, %
-    "FEMNIST": {"Local": (71.0, 57.5), "FedAvg": (78.6, 63.9), "FedProx": (78.9, 64.0), "FedAvg+": (75.3, 53.0),
-                "Clustered FL": (73.5, 55.1), "pFedMe": (74.9, 57.6), "FedEM": (79.9, 64.8)},
-    "EMNIST": {"Local": (71.9, 64.3), "FedAvg": (82.6, 75.0), "FedProx": (83.0, 75.4), "FedAvg+": (83.1, 75.8),
-               "Clustered FL": (82.7, 75.0), "pFedMe": (83.3, 76.4), "FedEM": (83.5, 76.6)},
-    "CIFAR10": {"Local": (70.2, 48.7), "FedAvg": (78.2, 72.4), "FedProx": (78.0, 70.8), "FedAvg+": (82.3, 70.6),
-                "Clustered FL": (78.6, 71.2), "pFedMe": (81.7, 73.6), "FedEM": (84.3, 78.1)},
-    "CIFAR100": {"Local": (31.5, 19.9), "FedAvg": (40.9, 33.2), "FedProx": (41.0, 33.2), "FedAvg+": (39.0, 28.3),
-                 "Clustered FL": (41.5, 34.1), "pFedMe": (41.8, 32.5), "FedEM": (44.1, 35.0)},
-    "Shakespeare": {"Local": (32.0, 16.6), "FedAvg": (46.7, 42.8), "FedProx": (45.7, 41.9), "FedAvg+": (40.0, 25.5),
-                    "Clustered FL": (46.6, 42.7), "pFedMe": (41.2, 36.8), "FedEM": (46.7, 43.0)},
-    "Synthetic": {"Local": (65.7, 58.4), "FedAvg": (68.2, 58.9), "FedProx": (68.2, 59.0), "FedAvg+": (68.9, 60.2),
-                  "Clustered FL": (69.1, 59.0), "pFedMe": (69.2, 61.2), "FedEM": (74.7, 66.7)},
-}
-"""Thesis Table 3.2: test accuracy, average across clients / bottom decile (%)."""
-
-PAPER_TABLE_3_3 = {
-    "FEMNIST": {"FedAvg": (78.3, 80.9), "FedAvg+": (74.2, 84.2), "FedEM": (79.1, 81.5)},
-    "EMNIST": {"FedAvg": (83.4, 82.7), "FedAvg+": (83.7, 92.9), "FedEM": (84.0, 83.3)},
-    "CIFAR10": {"FedAvg": (77.3, 77.5), "FedAvg+": (80.4, 80.5), "FedEM": (85.9, 90.7)},
-    "CIFAR100": {"FedAvg": (41.1, 42.1), "FedAvg+": (36.5, 55.3), "FedEM": (47.5, 46.6)},
-    "Shakespeare": {"FedAvg": (46.7, 47.1), "FedAvg+": (40.2, 93.0), "FedEM": (46.7, 46.6)},
-    "Synthetic": {"FedAvg": (68.6, 70.0), "FedAvg+": (69.1, 72.1), "FedEM": (73.0, 74.1)},
-}
-"""Thesis Table 3.3: unseen clients, test (train) accuracy (%)."""
-
-PAPER_TABLE_5 = {
-    "FEMNIST": {"Local": 71.0, "FedAvg": 78.6, "FedAvg+": 75.3, "Clustered FL": 73.5, "pFedMe": 74.9, "FedEM": 79.9,
-                "D-FedEM": 77.2},
-    "EMNIST": {"Local": 71.9, "FedAvg": 82.6, "FedAvg+": 83.1, "Clustered FL": 82.7, "pFedMe": 83.3, "FedEM": 83.5,
-               "D-FedEM": 83.5},
-    "CIFAR10": {"Local": 70.2, "FedAvg": 78.2, "FedAvg+": 82.3, "Clustered FL": 78.6, "pFedMe": 81.7, "FedEM": 84.3,
-                "D-FedEM": 77.0},
-    "CIFAR100": {"Local": 31.5, "FedAvg": 40.9, "FedAvg+": 39.0, "Clustered FL": 41.5, "pFedMe": 41.8, "FedEM": 44.1,
-                 "D-FedEM": 43.9},
-    "Shakespeare": {"Local": 32.0, "FedAvg": 46.7, "FedAvg+": 40.0, "Clustered FL": 46.6, "pFedMe": 41.2,
-                    "FedEM": 46.7, "D-FedEM": 45.4},
-    "Synthetic": {"Local": 65.7, "FedAvg": 68.2, "FedAvg+": 68.9, "Clustered FL": 69.1, "pFedMe": 69.2, "FedEM": 74.7,
-                  "D-FedEM": 73.8},
-}
-"""Thesis Table 5 (App. E.9): D-FedEM vs the others, average test accuracy (%)."""
-
-PAPER_TABLE_7 = {"CIFAR10": {"FedAvg": 73.1, "FedAvg+": 77.7, "pFedMe": 77.8, "APFL": 78.2, "FedEM": 82.1},
-                 "CIFAR100": {"FedAvg": 40.6, "FedAvg+": 39.7, "pFedMe": 39.9, "APFL": 40.3, "FedEM": 43.2},
-                 "Synthetic": {"FedAvg": 68.2, "FedAvg+": 69.0, "pFedMe": 69.1, "APFL": 69.1, "FedEM": 74.7}}
-"""Thesis Table 7 (App. E.14): 20 % client sampling per round, average test accuracy (%)."""
-
 # ----------------------------------------------------------------------------------------------
-# Data sets and methods by name
-
-
-def _synthetic(seed: int, **kwargs) -> MixtureDataset:
-    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs}, rng=seed)
-
-
-def _synthetic_bug(seed: int, **kwargs) -> MixtureDataset:
-    return make_synthetic_mixture(**{**SYNTHETIC_SMALL, **kwargs, "replicate_official_bug": True}, rng=seed)
-
-
-def _digits(seed: int, **kwargs) -> MixtureDataset:
-    return make_digits_mixture(**{**DIGITS_MIXTURE, **kwargs}, rng=seed)
-
-
-DATASETS: dict[str, Callable[..., MixtureDataset]] = {
-    "synthetic": _synthetic,
-    "synthetic_bug": _synthetic_bug,
-    "digits": _digits,
-}
-"""Data sets by name: ``DATASETS[name](seed, **overrides) -> MixtureDataset``."""
-
-
-def make_dataset(dataset: str, seed: int, **overrides: Any) -> MixtureDataset:
-    """``DATASETS[dataset](seed, **overrides)``: the data of a seed (the data change with the seed)."""
-    check_choice("dataset", dataset, DATASETS)
-    generator = make_digits_mixture if dataset == "digits" else make_synthetic_mixture
-    allowed = set(inspect.signature(generator).parameters) - {"rng"}
-    unknown = sorted(set(overrides) - allowed)
-    if unknown:
-        raise TypeError(f"unknown data options (data_kwargs) {unknown}; the {dataset} data take {sorted(allowed)}.")
-    return DATASETS[dataset](check_int("seed", seed, low=0), **overrides)
+# Models and methods by name
 
 
 def model_for(data: MixtureDataset) -> Model:
@@ -353,7 +253,7 @@ def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "
 
     Parameters
     ----------
-    dataset : key of :data:`DATASETS`
+    dataset : key of :data:`fedlab.fedem.data.DATASETS`
     methods : sequence of keys of :data:`fedlab.fedem.algorithms.PRESETS`
     seed : int
         Data and training seed.
@@ -470,7 +370,7 @@ def unseen_clients(*, dataset: str = "synthetic", train_fraction: float = 0.8, n
     fedavg, state, _ = train_method("fedavg", fed_seen, model, seed=seed, **cfg)
     out["FedAvg"] = pack(fedavg.evaluate(state, fed_new))
     plus = FedAvgPlus(model, fedavg.solver)
-    out["FedAvg+"] = pack(plus.adapt(FineTuneState(state.params, state.round, seed), fed_new, seed=seed)[1])
+    out["FedAvg+"] = pack(plus.adapt(FineTuneState.from_fedavg(state, seed), fed_new, seed=seed)[1])
     fedem, estate, ehist = train_method("fedem", fed_seen, model, seed=seed, **cfg)
     out["seen_fedem"] = history_scores(ehist)
     entropies = {}

@@ -7,7 +7,7 @@ local epoch with batch 128, full participation, the step size of each method fro
 (:data:`LEARNING_RATES`), M = 3. Where we differ (the from-scratch CNN for MobileNet-v2, no step-size decay,
 TFF's files) the setting's ``paper`` text says so.
 
-What is checked (:func:`paper_claims`):
+What is checked (:func:`fedlab.fedem.claims.paper_claims`):
 
 * Table 3.2: average and bottom-decile test accuracy of Local, FedAvg, FedProx, FedAvg+, Clustered FL, pFedMe and
   FedEM, and the text's "FedEM is best on average and in the bottom decile";
@@ -17,8 +17,7 @@ What is checked (:func:`paper_claims`):
 * Table 6 (App. E.13): FedEM's best accuracy within K/M rounds, and on which data sets it is still the best;
 * Table 7 (App. E.14): 20 % client sampling, 1200 rounds, 3 seeds, CIFAR-10/100.
 
-Numbers are test accuracies in %; every number claim is reproduced within 1 pp (the tables give one run and no
-spread; Table 7's largest reported std is 0.75 pp, below that).
+Numbers are test accuracies in %; the published tables are in :mod:`fedlab.fedem.published`.
 """
 from __future__ import annotations
 
@@ -28,25 +27,20 @@ import numpy as np
 
 from fedlab._validation import check_int, check_type
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
 from fedlab.engine import FederatedDataset, LocalSGD, run
 from fedlab.engine.device import resolve_device
 from fedlab.fedem.algorithms import PRESETS
-from fedlab.fedem.experiments import (PAPER_TABLE_3_2, PAPER_TABLE_3_3, PAPER_TABLE_5, PAPER_TABLE_7,
-                                      erdos_renyi_mixing)
-from fedlab.paper import (PaperSetting, check_seed_means, seconds_per_round, seed_mean_at, setting_from_dict,
-                          stand_in_data, sweep_seed_means)
+from fedlab.fedem.experiments import erdos_renyi_mixing
+from fedlab.paper_mode import (PaperSetting, check_settings, seconds_per_round, setting_from_dict, stand_in_data,
+                               sweep_seed_means)
 
-__all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "TABLE_3_2_METHODS", "SAMPLING_METHODS", "LEARNING_RATES",
-           "PROX_MU", "PARTICIPATION", "SETTINGS", "run_setting", "run_paper", "paper_claims",
-           "expected_seconds"]
+__all__ = ["DATASETS", "TABLE_NAMES", "TABLE_3_2_METHODS", "SAMPLING_METHODS", "LEARNING_RATES", "PROX_MU",
+           "PARTICIPATION", "SETTINGS", "run_setting", "run_paper", "expected_seconds"]
 
-CHAPTER = "03_fedem"
 DATASETS: tuple[str, ...] = ("femnist", "emnist", "cifar10", "cifar100", "shakespeare")
 TABLE_NAMES = {"femnist": "FEMNIST", "emnist": "EMNIST", "cifar10": "CIFAR10", "cifar100": "CIFAR100",
                "shakespeare": "Shakespeare"}
-"""Fetch name -> row name of the thesis tables (:data:`fedlab.fedem.experiments.PAPER_TABLE_3_2`)."""
+"""Fetch name -> row name of the thesis tables (:data:`fedlab.fedem.published.PAPER_TABLE_3_2`)."""
 
 TABLE_3_2_METHODS = ("local", "fedavg", "fedprox", "fedavg+", "clustered", "pfedme", "fedem")
 """Table 3.2's columns as keys of :data:`fedlab.fedem.algorithms.PRESETS` (``METHODS["fedem:<key>"]``)."""
@@ -121,11 +115,10 @@ SETTINGS: dict[str, PaperSetting] = {
         "setting with 20 % sampling; " + _MOBILENET + ".",
         loader={"scheme": "pachinko", "alpha": 0.4, "beta": 10.0, "test_fraction": 0.2}),
 }
-"""One :class:`~fedlab.paper.PaperSetting` per real-data experiment; ``lr`` is FedEM's (others:
+"""One :class:`~fedlab.paper_mode.PaperSetting` per real-data experiment; ``lr`` is FedEM's (others:
 :data:`LEARNING_RATES`)."""
 
 _EVAL_EVERY = 5  # the code's log_freq; Table 6 reads the curves
-_NOT_RUN = "needs the real data set (MODE='paper'): "
 
 
 # ----------------------------------------------------------------------------------------------
@@ -192,7 +185,7 @@ def _unseen(setting: PaperSetting, data: FederatedDataset, seed: int) -> dict:
     plus = FedAvgPlus(fedavg.model, fedavg.solver, finetune_lr=_lr("fedavg+", setting))
     fedem, estate, _ = _train("fedem", setting, seen, seed)
     return {"FedAvg": pack(fedavg.evaluate(state, new)),
-            "FedAvg+": pack(plus.adapt(FineTuneState(state.params, state.round, seed), new, seed=seed)[1]),
+            "FedAvg+": pack(plus.adapt(FineTuneState.from_fedavg(state, seed), new, seed=seed)[1]),
             "FedEM": pack(fedem.adapt(estate, new, seed=seed)[1])}
 
 
@@ -211,7 +204,7 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
     ----------
     name : key of :data:`SETTINGS` (decides the methods: Table 3.2's, or Table 7's for ``*_sampling``)
     setting : dict
-        The :class:`~fedlab.paper.PaperSetting`'s fields (``dataclasses.asdict``).
+        The :class:`~fedlab.paper_mode.PaperSetting`'s fields (``dataclasses.asdict``).
     seed : int
     device : str, optional
 
@@ -240,13 +233,6 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 # The paper run
 
 
-def _check_settings(settings) -> dict[str, PaperSetting]:
-    settings = SETTINGS if settings is None else check_type("settings", settings, dict)
-    for key, value in settings.items():
-        check_type(f"settings[{key!r}]", value, PaperSetting)
-    return settings
-
-
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: dict | None = None,
               store=None) -> dict:
     """Run every setting whose data set is in ``datasets`` (thesis Tables 3.2, 3.3, 5, 6, 7) on the engine.
@@ -267,123 +253,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    return sweep_seed_means(run_setting, _check_settings(settings), datasets, seeds=seeds, device=device, store=store,
+    return sweep_seed_means(run_setting, check_settings(settings, SETTINGS), datasets, seeds=seeds, device=device, store=store,
                             named=True)
-
-
-# ----------------------------------------------------------------------------------------------
-# Claims
-
-
-def _why(dataset: str) -> str:
-    return _NOT_RUN + fetch_command(dataset)
-
-
-def _number(source: str, statement: str, paper: float, measured: float | None, dataset: str) -> Claim:
-    return Claim(CHAPTER, source, statement, paper, None if measured is None else 100 * measured, "tolerance",
-                 tolerance=1.0, why="" if measured is not None else _why(dataset), digits=1)
-
-
-def _fact(source: str, statement: str, holds: bool | None, dataset: str) -> Claim:
-    return Claim(CHAPTER, source, statement, "yes", None if holds is None else ("yes" if holds else "no"),
-                 "qualitative", holds=holds, why="" if holds is not None else _why(dataset))
-
-
-def _table_3_2(results: dict, name: str, dataset: str) -> list[Claim]:
-    row, claims = TABLE_NAMES[dataset], []
-    methods = seed_mean_at(results, name, "methods")
-    for label, (avg, bottom) in PAPER_TABLE_3_2[row].items():
-        got = (methods or {}).get(label, {})
-        claims += [_number(f"Table 3.2, {row}, {label}", "average test accuracy (%)", avg, got.get("average"), dataset),
-                   _number(f"Table 3.2, {row}, {label}", "bottom-decile test accuracy (%)", bottom,
-                           got.get("bottom_decile"), dataset)]
-    for key, what in (("average", "average"), ("bottom_decile", "bottom decile")):
-        holds = None if not methods else bool(
-            methods["FedEM"][key] >= max(v[key] for k, v in methods.items() if k != "FedEM"))
-        claims.append(_fact(f"§3.5.6, Table 3.2, {row}", f"FedEM has the best {what} (ties allowed)", holds, dataset))
-    return claims
-
-
-def _table_3_3(results: dict, name: str, dataset: str) -> list[Claim]:
-    row, claims = TABLE_NAMES[dataset], []
-    unseen = seed_mean_at(results, name, "unseen")
-    for label, (test, _) in PAPER_TABLE_3_3[row].items():
-        got = (unseen or {}).get(label, {})
-        claims.append(_number(f"Table 3.3, {row}, {label}", "unseen clients: test accuracy (%)", test,
-                              got.get("test"), dataset))
-    holds = None if not unseen else bool(unseen["FedEM"]["test"] >= unseen["FedAvg"]["test"]
-                                         and unseen["FedEM"]["test"] > unseen["FedAvg+"]["test"])
-    claims.append(_fact(f"§3.5.6, Table 3.3, {row}", "unseen clients: FedEM ≥ FedAvg and FedEM > FedAvg+", holds,
-                        dataset))
-    return claims
-
-
-def _table_5(results: dict, name: str, dataset: str) -> list[Claim]:
-    row = TABLE_NAMES[dataset]
-    dec = seed_mean_at(results, name, "d-fedem", "average")
-    fedem = seed_mean_at(results, name, "methods", "FedEM", "average")
-    return [_number(f"Table 5 (App. E.9), {row}, D-FedEM", "average test accuracy (%)", PAPER_TABLE_5[row]["D-FedEM"],
-                    dec, dataset),
-            _fact(f"Table 5 (App. E.9), {row}", "D-FedEM ≤ FedEM", None if dec is None else bool(dec <= fedem),
-                  dataset)]
-
-
-_TABLE_6_FEDEM = {"FEMNIST": 74.0, "EMNIST": 82.7, "CIFAR10": 82.5, "CIFAR100": 42.0, "Shakespeare": 43.8}
-_TABLE_6_BEST = {"FEMNIST": False, "EMNIST": False, "CIFAR10": True, "CIFAR100": True, "Shakespeare": False}
-
-
-def _table_6(results: dict, name: str, dataset: str) -> list[Claim]:
-    row = TABLE_NAMES[dataset]
-    methods = seed_mean_at(results, name, "methods")
-    within = None if not methods else methods["FedEM"]["best_within_k_over_m"]
-    best = None if not methods else bool(within >= max(v["best_average"] for k, v in methods.items() if k != "FedEM"))
-    said = "is" if _TABLE_6_BEST[row] else "is not"
-    return [_number(f"Table 6 (App. E.13), {row}, FedEM", "best test accuracy within K/M rounds (%)",
-                    _TABLE_6_FEDEM[row], within, dataset),
-            _fact(f"Table 6 (App. E.13), {row}", f"with K/M rounds FedEM {said} the best method",
-                  None if best is None else best == _TABLE_6_BEST[row], dataset)]
-
-
-def _table_7(results: dict, name: str, dataset: str) -> list[Claim]:
-    row, claims = TABLE_NAMES[dataset], []
-    methods = seed_mean_at(results, name, "methods")
-    for label, value in PAPER_TABLE_7[row].items():
-        got = (methods or {}).get(label, {})
-        claims.append(_number(f"Table 7 (App. E.14), {row}, {label}", "20 % sampling: average test accuracy (%), "
-                              "mean of 3 runs", value, got.get("average"), dataset))
-    holds = None if not methods else bool(
-        methods["FedEM"]["average"] >= max(v["average"] for k, v in methods.items() if k != "FedEM"))
-    claims.append(_fact(f"Table 7 (App. E.14), {row}", "20 % sampling: FedEM is the best", holds, dataset))
-    return claims
-
-
-def _unseen_gap(results: dict) -> Claim:
-    """§3.5.6: new clients can do better than the old ones (CIFAR-100: 47.5 % vs 44.1 %)."""
-    new = seed_mean_at(results, "cifar100", "unseen", "FedEM", "test")
-    old = seed_mean_at(results, "cifar100", "methods", "FedEM", "average")
-    return Claim(CHAPTER, "§3.5.6, Tables 3.2/3.3, CIFAR100", "FedEM: unseen − seen clients' test accuracy (pp)",
-                 round(47.5 - 44.1, 1), None if new is None else 100 * (new - old), "direction", tolerance=2.0,
-                 why="" if new is not None else _why("cifar100"), digits=1)
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Every real-data claim of thesis §3.5.6 and App. E.9/E.13/E.14, with ``results`` of :func:`run_paper`.
-
-    Rule: each table value is reproduced within 1 pp (the tables report one run; Table 7's stds are at most
-    0.75 pp); the text's gap "unseen clients beat the seen ones on CIFAR-100 (47.5 vs 44.1)" by direction within
-    2 pp (the difference of two 1-pp cells); the text's orderings ("FedEM is best", "FedEM ≥ FedAvg > FedAvg+ on
-    unseen clients", D-FedEM ≤ FedEM, on which data sets FedEM with K/M rounds stays best) are qualitative claims
-    computed from the measured numbers.
-    ``results=None`` (or a setting absent from them) gives the claims as not run, with the fetch command.
-    """
-    results = check_seed_means(results)
-    claims: list[Claim] = []
-    for dataset in DATASETS:
-        for table in (_table_3_2, _table_3_3, _table_5, _table_6):
-            claims += table(results, dataset, dataset)
-    for name, dataset in (("cifar10_sampling", "cifar10"), ("cifar100_sampling", "cifar100")):
-        claims += _table_7(results, name, dataset)
-    return claims + [_unseen_gap(results)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -408,14 +279,14 @@ def _full_clients(setting: PaperSetting) -> int:
 def expected_seconds(device=None, n_clients: int | None = None, settings: dict | None = None) -> dict[str, float]:
     """Expected total run time of each setting on this machine, in seconds.
 
-    Measured with :func:`fedlab.paper.seconds_per_round` on :func:`fedlab.paper.stand_in_data` (``n_clients``
+    Measured with :func:`fedlab.paper_mode.seconds_per_round` on :func:`fedlab.paper_mode.stand_in_data` (``n_clients``
     clients, default 4, of the real set's shapes and typical sizes; two rounds after a warm-up), for every method
     of the setting, then scaled linearly: × (the setting's clients × its sampling rate) / ``n_clients``,
     × rounds, × seeds, × the runs per method (:func:`_cost_units`). Shakespeare's stand-in windows have 80
     characters; the time is scaled by ``seq_len / 80``. Data loading and the unseen clients' adaptation are not
     counted.
     """
-    settings = _check_settings(settings)
+    settings = check_settings(settings, SETTINGS)
     n = 4 if n_clients is None else check_int("n_clients", n_clients, low=1)
     device = None if device is None else resolve_device(device)
     out = {}

@@ -43,8 +43,8 @@ from torch import Tensor
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import all_finite, check_array, check_bool, check_choice, check_int, check_real, check_type
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, check_model_data, metrics_from_proba
-from fedlab.models import MLP, Model, ModuleModel, Params, SmallCNN, check_params
-from fedlab.algorithms._common import (ServerState, evaluate_global)
+from fedlab.models import MLP, Model, ModuleModel, Params, SmallCNN, check_model, check_params
+from fedlab.algorithms.common import (ServerState, evaluate_global)
 from fedlab.algorithms import (APFL, METHODS, ClusteredFL, Ditto, FedAvg, FedAvgPlus, FedEM, FedRep, Local)
 
 __all__ = [
@@ -75,6 +75,8 @@ __all__ = [
     "personalize",
     "accuracy_grid",
     "KNNPer",
+    "param_count",
+    "cost_table",
 ]
 
 LAMBDA_GRID = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -989,3 +991,57 @@ for _name, _cls, _label, _options in [
 PRESETS = METHODS.presets("knnper")
 """The methods compared in the chapter by short name (kNN-Per's two variants are built on FedAvg's model by
 :func:`fedlab.knnper.experiments.compare_methods`)."""
+
+
+# ------------------------------------------------------------------------------------ cost and memory (§3.7)
+
+
+def param_count(model: Model) -> int:
+    """The number of scalar parameters of one client's ``model``."""
+    return int(sum(int(np.prod(shape)) for shape in check_model(model).param_shapes().values()))
+
+
+def cost_table(method: str, model: Model, n_train, *, n_components: int = 3) -> dict:
+    r"""Bytes a client uploads per round and the memory it keeps, for one method (float32 parameters; thesis §3.7).
+
+    FedEM sends and stores :math:`M` models; Ditto and APFL keep a personal model next to the global
+    one; FedRep uploads only the body; kNN-Per uploads like FedAvg and stores the model plus a datastore
+    of :math:`n_t` keys of dimension :math:`p` (float32) and labels (int64).
+
+    Parameters
+    ----------
+    method : key of :data:`PRESETS`
+    model : Model
+    n_train : array-like (K,)
+        Local dataset sizes (datastore sizes for kNN-Per).
+    n_components : int
+        FedEM's :math:`M`.
+
+    Returns
+    -------
+    dict with ``upload_bytes`` (per round, per participating client) and ``memory_bytes`` (K,) lists.
+
+    >>> cost_table("fedem", MLP(4, (3,), 2), [10])["upload_bytes"] == 3 * cost_table("fedavg", MLP(4, (3,), 2), [10])[
+    ...     "upload_bytes"]
+    True
+    """
+    check_choice("method", method, PRESETS)
+    check_model(model)
+    n_components = check_int("n_components", n_components, low=1)
+    n = check_array("n_train", n_train, ndim=1, nonnegative=True)
+    if np.any(n != np.round(n)):
+        raise ValueError("n_train must hold sample counts (whole numbers).")
+    n = n.astype(np.int64)
+    params = model.init(torch.Generator().manual_seed(0))
+    p_bytes = 4 * param_count(model)
+    head = 4 * sum(int(v.numel()) for v in list(params.values())[-2:])
+    upload = {"local": 0, "fedem": n_components * p_bytes, "fedrep": p_bytes - head}.get(method, p_bytes)
+    if method == "fedem":
+        memory = np.full(len(n), n_components * p_bytes + 8 * n_components)
+    elif method in ("ditto", "apfl"):
+        memory = np.full(len(n), 2 * p_bytes)
+    elif method.startswith("knnper"):
+        memory = p_bytes + n * (4 * embedding_dim(model) + 8)
+    else:
+        memory = np.full(len(n), p_bytes)
+    return {"upload_bytes": int(upload), "memory_bytes": memory.astype(int).tolist()}

@@ -1,43 +1,36 @@
 r"""Experiments of the kNN-Per notebook (thesis §3.6–3.7) on scikit-learn's digits.
 
-Setting (personalization spec §10.3): the 1,797 digits split over clients with Dirichlet(α) label
-proportions, each client's data cut 60 % train / 20 % validation / 20 % test; global model
-MLP 64 → 32 → 16 → 10 whose 16-d last hidden layer is the kNN representation. Protocol (thesis
-§3.6.3): hyper-parameters are selected on the validation sets, then the final models are trained on
-train ∪ validation and evaluated on the test sets; "average" is the accuracy weighted by local test
-size (= pooled test accuracy) and "bottom decile" the 10th percentile of client accuracies.
+Setting (personalization spec §10.3): the digits of :mod:`fedlab.knnper.data` (Dirichlet(α) label proportions,
+each client cut 60 % train / 20 % validation / 20 % test); global model MLP 64 → 32 → 16 → 10 whose 16-d last hidden
+layer is the kNN representation. Protocol (thesis §3.6.3): hyper-parameters are selected on the validation sets,
+then the final models are trained on train ∪ validation and evaluated on the test sets; "average" is the accuracy
+weighted by local test size (= pooled test accuracy) and "bottom decile" the 10th percentile of client accuracies.
 
 Every function returns a JSON-serialisable dict so that :func:`fedlab.experiments.sweep` can run it.
+
+>>> scores([1.0, 0.5], [3, 1])["average"]
+0.875
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import torch
 
-from fedlab._rng import Stream, numpy_rng
+from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.algorithms.fedavg import FedAvg
-from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore, accuracy_grid,
-                                      capacity_size, check_grid, client_features, embedding_dim,
-                                      personalize)
-from fedlab.data import load_digits_arrays, partition_dirichlet
-from fedlab.engine import REDUCTIONS, ClientData, FederatedDataset, LocalSGD, broadcast, evaluate, run
-from fedlab.models import MLP, Model, Params, check_model
+from fedlab.engine import REDUCTIONS, FederatedDataset, LocalSGD, broadcast, evaluate, run
+from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore,
+                                      accuracy_grid, check_grid, client_features, param_count, personalize)
+from fedlab.knnper.data import SplitFederation, digits_split, old_and_new_clients, shifted_splits, shrink_clients
+from fedlab.models import MLP, Model, Params
 
 __all__ = [
-    "PAPER_TABLE_3_5",
-    "PAPER_TABLE_3_6",
-    "PAPER_METHODS",
     "DIGITS_HIDDEN",
     "digits_model",
-    "SplitFederation",
-    "concat_clients",
-    "digits_split",
     "scores",
     "CHAPTER_METHODS",
     "train_global",
@@ -46,58 +39,22 @@ __all__ = [
     "lambda_selection_diagnosis",
     "NEW_CLIENT_METHODS",
     "unseen_clients",
-    "shrink_clients",
     "new_client_capacity",
     "capacity_retrained",
     "hyperparameter_sensitivity",
     "NewClientFeatures",
     "new_client_features",
     "surface_from_features",
+    "sensitivity_from_features",
+    "capacity_curve",
     "capacity_lambda_surface",
     "knn_vs_global_quality",
     "distribution_shift",
     "system_heterogeneity",
-    "cost_table",
 ]
 
 # ----------------------------------------------------------------------------------------------
-# Published numbers (thesis Tables 3.5 and 3.6), as data
-
-PAPER_METHODS = ("Local", "FedAvg", "FedAvg+", "ClusteredFL", "Ditto", "FedRep", "APFL", "pFedGP", "kNN-Per")
-
-PAPER_TABLE_3_5 = {  # test accuracy (%): (average, bottom decile); None = not run
-    "FEMNIST": [(71.0, 57.5), (83.4, 68.9), (84.3, 69.4), (83.7, 69.4), (84.3, 71.3), (85.3, 72.7), (84.1, 69.4),
-                None, (88.2, 78.8)],
-    "CIFAR-10": [(57.6, 41.1), (72.8, 59.6), (75.2, 62.3), (73.3, 61.5), (80.0, 66.5), (77.7, 65.2), (78.9, 68.1),
-                 None, (83.0, 71.4)],
-    "CIFAR-10 (v2)": [(82.4, 71.3), (67.9, 60.1), (85.0, 79.6), (79.9, 72.3), (86.3, 80.6), (89.1, 85.3),
-                      (82.6, 76.4), (88.9, 84.1), (93.8, 88.2)],
-    "CIFAR-100": [(31.5, 19.8), (47.4, 36.0), (51.4, 41.1), (47.2, 36.2), (52.0, 41.4), (53.2, 41.7), (51.7, 41.1),
-                  None, (55.0, 43.6)],
-    "CIFAR-100 (v2)": [(45.7, 38.2), (42.3, 34.8), (48.1, 41.9), (43.5, 37.2), (48.7, 40.3), (70.1, 65.2),
-                       (48.3, 42.1), (61.1, 50.0), (74.6, 67.3)],
-    "Shakespeare": [(32.0, 16.0), (48.1, 43.1), (47.0, 42.2), (46.7, 41.4), (47.9, 42.6), (47.2, 42.3), (45.9, 42.4),
-                    None, (51.4, 45.4)],
-}
-"""Thesis Table 3.5, columns :data:`PAPER_METHODS`."""
-
-PAPER_TABLE_3_6 = {  # unseen clients: (test, train) accuracy (%), columns PAPER_METHODS[1:] (no Local)
-    "FEMNIST": [(83.1, 83.3), (84.2, 88.5), (83.2, 86.0), (83.9, 86.9), (85.4, 88.9), (84.2, 85.5), None, (88.1, 90.5)],
-    "CIFAR-10": [(72.9, 72.8), (75.3, 78.2), (73.9, 76.2), (79.7, 84.3), (76.4, 79.5), (79.2, 80.6), None,
-                 (82.4, 87.1)],
-    "CIFAR-10 (v2)": [(67.5, 68.1), (85.1, 85.0), (79.6, 79.9), (85.9, 86.0), (89.0, 89.1), (82.3, 82.5),
-                      (89.0, 88.8), (93.0, 93.1)],
-    "CIFAR-100": [(47.1, 47.5), (50.8, 53.4), (47.1, 48.2), (52.1, 57.3), (53.5, 58.2), (49.1, 52.7), None,
-                  (56.1, 59.3)],
-    "CIFAR-100 (v2)": [(42.1, 42.2), (47.9, 48.1), (43.2, 43.4), (48.8, 48.5), (69.8, 70.0), (48.2, 48.4),
-                       (61.3, 61.0), (74.3, 74.5)],
-    "Shakespeare": [(49.0, 48.3), (49.3, 48.1), (49.4, 46.7), (48.1, 49.2), (48.7, 47.8), (46.1, 52.7), None,
-                    (50.7, 64.2)],
-}
-"""Thesis Table 3.6 (clients unseen at training), columns ``PAPER_METHODS[1:]``."""
-
-# ----------------------------------------------------------------------------------------------
-# Data
+# The chapter's model and scores
 
 DIGITS_HIDDEN = (32, 16)
 
@@ -108,107 +65,6 @@ def digits_model(hidden: Sequence[int] = DIGITS_HIDDEN) -> MLP:
         raise TypeError(f"hidden must be a non-empty sequence of layer widths (kNN-Per needs a representation), "
                         f"got {hidden!r}.")
     return MLP(64, tuple(hidden), 10)
-
-
-def _arrays(data: ClientData, k: int) -> tuple[np.ndarray, np.ndarray]:
-    x, y, _ = data.client(k)
-    return x.numpy(), y.numpy()
-
-
-def concat_clients(a: ClientData, b: ClientData) -> ClientData:
-    """Client-wise union of two populations of the same clients (e.g. train ∪ validation)."""
-    check_type("a", a, ClientData)
-    check_type("b", b, ClientData)
-    if a.n_clients != b.n_clients:
-        raise ValueError(f"a and b must have the same number of clients, got {a.n_clients} and {b.n_clients}.")
-    xs, ys = [], []
-    for k in range(a.n_clients):
-        (xa, ya), (xb, yb) = _arrays(a, k), _arrays(b, k)
-        xs.append(np.concatenate([xa, xb]))
-        ys.append(np.concatenate([ya, yb]))
-    return ClientData.from_arrays(xs, ys, allow_empty=True)
-
-
-@dataclass(frozen=True, eq=False)
-class SplitFederation:
-    """Train / validation / test samples of the same K clients."""
-
-    train: ClientData
-    val: ClientData
-    test: ClientData
-    n_classes: int
-
-    def __post_init__(self) -> None:
-        for name in ("train", "val", "test"):
-            check_type(name, getattr(self, name), ClientData)
-        check_int("n_classes", self.n_classes, low=1)
-        if not (self.train.n_clients == self.val.n_clients == self.test.n_clients):
-            raise ValueError("train, val and test must hold the same clients.")
-        FederatedDataset(self.train, self.test, self.n_classes)  # the labels fit n_classes
-        FederatedDataset(self.val, self.test, self.n_classes)
-
-    @property
-    def n_clients(self) -> int:
-        return self.train.n_clients
-
-    @property
-    def trainval(self) -> ClientData:
-        """Train ∪ validation (what the final models are trained on)."""
-        return concat_clients(self.train, self.val)
-
-    def federated(self, *, with_validation: bool = True) -> FederatedDataset:
-        """``FederatedDataset(train [∪ val], test)``."""
-        return FederatedDataset(self.trainval if with_validation else self.train, self.test, self.n_classes)
-
-    def select(self, clients: Sequence[int]) -> "SplitFederation":
-        """The sub-federation of the given clients."""
-        return SplitFederation(self.train.select(clients), self.val.select(clients), self.test.select(clients),
-                               self.n_classes)
-
-
-def _split_indices(ix: np.ndarray, fractions: tuple[float, float], rng: np.random.Generator):
-    ix = rng.permutation(ix)
-    n = len(ix)
-    n_test = int(math.floor(fractions[1] * n + 0.5))
-    n_val = int(math.floor(fractions[0] * n + 0.5))
-    n_val = min(n_val, n - n_test - 1)
-    return ix[n_test + n_val:], ix[n_test: n_test + n_val], ix[:n_test]
-
-
-def digits_split(n_clients: int = 20, alpha: float = 0.3, seed: int = 0, *, val_fraction: float = 0.2,
-                 test_fraction: float = 0.2, min_size: int = 10, pool: np.ndarray | None = None) -> SplitFederation:
-    r"""Digits over ``n_clients`` with Dirichlet(α) label proportions, each client split train/val/test.
-
-    Parameters
-    ----------
-    n_clients : int
-    alpha : float > 0
-        Dirichlet concentration (small = heterogeneous).
-    seed : int
-        Partition and splits.
-    val_fraction, test_fraction : float
-        Per-client fractions (thesis FEMNIST/Shakespeare protocol: 0.2 and 0.2).
-    min_size : int >= 3
-        Minimum samples per client (the partition is redrawn until it holds).
-    pool : array of int, optional
-        Restrict to these sample indices of the 1,797 digits (the distribution-shift experiment).
-    """
-    check_int("seed", seed, low=0)
-    check_int("min_size", min_size, low=3)
-    val_fraction = check_real("val_fraction", val_fraction, low=0, high=0.5)
-    test_fraction = check_real("test_fraction", test_fraction, low=0, high=0.5)
-    x, y = load_digits_arrays()
-    if pool is not None:
-        pool = np.asarray(pool)
-        if pool.ndim != 1 or pool.dtype.kind not in "iu" or pool.size == 0 or pool.min() < 0 or pool.max() >= len(y):
-            raise ValueError(f"pool must be a non-empty 1-D array of sample indices in [0, {len(y)}).")
-        x, y = x[pool], y[pool]
-    part = partition_dirichlet(y, n_clients, alpha, min_size=min_size, rng=numpy_rng(seed, 0, Stream.KNNPER_SPLIT))
-    rng = numpy_rng(seed, 1, Stream.KNNPER_SPLIT)
-    parts = [_split_indices(ix, (val_fraction, test_fraction), rng) for ix in part.indices]
-    make = [ClientData.from_arrays([x[p[j]] for p in parts], [y[p[j]] for p in parts], allow_empty=True)
-            for j in range(3)]
-    return SplitFederation(*make, n_classes=10)
 
 
 def scores(per_client_accuracy, n_test) -> dict[str, float]:
@@ -294,10 +150,6 @@ def _check_new_fraction(new_fraction: float, n_clients: int) -> int:
     return n_new
 
 
-def _param_count(params: Params) -> int:
-    return int(sum(v.numel() for v in params.values()))
-
-
 LR_GRID = (10 ** -0.5, 10 ** -1.0, 10 ** -1.5)
 """Step sizes searched in full mode (the first three values of the thesis grid, §3.6.3)."""
 
@@ -365,7 +217,7 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     extra = dict(finetune_epochs=finetune_epochs, ditto_lam=ditto_lam, apfl_alpha=apfl_alpha,
                  n_components=n_components)
     out: dict = {"methods": {}, "n_train": fed.train.n.tolist(), "n_test": n_test.tolist(),
-                 "n_params": _param_count(model.init(torch.Generator().manual_seed(0)))}
+                 "n_params": param_count(model)}
     knn_methods = [m for m in methods if m.startswith("knnper")]
     engine = [m for m in methods if not m.startswith("knnper")]
     if knn_methods and "fedavg" not in engine:
@@ -470,14 +322,6 @@ def _new_client_options(rounds: int, local_steps: int) -> dict[str, dict]:
             "fedrep": {"steps": steps, "stream": (0, Stream.KNNPER_NEW_FEDREP)}}
 
 
-def _old_and_new(alpha: float, n_clients: int, n_new: int, seed: int) -> tuple[SplitFederation, SplitFederation, dict]:
-    """The digits split into the old clients (training) and ``n_new`` new ones (joining afterwards), and their ids."""
-    split = digits_split(n_clients, alpha, seed)
-    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
-    ids = {"old_clients": np.sort(perm[n_new:]), "new_clients": np.sort(perm[:n_new])}
-    return split.select(ids["old_clients"]), split.select(ids["new_clients"]), ids
-
-
 def _train_old(methods: Sequence[str], fed_old: FederatedDataset, model: Model, solver: LocalSGD, *, rounds: int,
                seed: int, overrides: dict) -> dict:
     """Every engine method of ``methods`` (and FedAvg when kNN-Per is asked) trained on the old clients."""
@@ -523,7 +367,7 @@ def _trained_on_old_clients(methods, *, alpha, n_clients, new_fraction, rounds, 
     check_real("ditto_lam", ditto_lam, low=0, low_open=True)
     check_real("finetune_epochs", finetune_epochs, low=0, low_open=True)
     check_int("n_components", n_components, low=1)
-    old, new, ids = _old_and_new(alpha, n_clients, n_new, seed)
+    old, new, ids = old_and_new_clients(digits_split(n_clients, alpha, seed), n_new, seed)
     trained = _train_old(methods, old.federated(), digits_model(), _solver(lr, local_steps, batch_size),
                          rounds=rounds, seed=seed, overrides=_overrides(finetune_epochs, ditto_lam, 0.5, n_components))
     return new, ids, trained
@@ -564,33 +408,6 @@ def unseen_clients(*, alpha: float = 0.3, n_clients: int = 20, new_fraction: flo
                                                                          n_train),
                                 "per_client": np.asarray(metrics["test_accuracy"]).tolist()}
     return out
-
-
-def _keep_fraction(data: ClientData, capacity: float, rng: np.random.Generator) -> ClientData:
-    """A random fraction ``capacity`` of each client's samples (at least one sample of a non-empty client)."""
-    xs, ys = [], []
-    for t in range(data.n_clients):
-        x, y = _arrays(data, t)
-        keep = np.sort(rng.permutation(len(y))[: max(1, capacity_size(len(y), capacity))]) if len(y) else []
-        xs.append(x[keep])
-        ys.append(y[keep])
-    return ClientData.from_arrays(xs, ys, allow_empty=True)
-
-
-def shrink_clients(split: SplitFederation, capacity: float, seed: int = 0) -> SplitFederation:
-    r"""Every client keeps a random fraction ``capacity`` of its train and validation parts (thesis "capacity").
-
-    The test parts are kept whole; a client keeps at least one train and one validation sample when it
-    had any. ``capacity = 1`` returns ``split`` itself.
-    """
-    check_type("split", split, SplitFederation)
-    capacity = check_real("capacity", capacity, low=0, high=1, low_open=True)
-    check_int("seed", seed, low=0)
-    if capacity == 1:
-        return split
-    rng = numpy_rng(seed, 4, Stream.KNNPER_SPLIT)
-    return SplitFederation(_keep_fraction(split.train, capacity, rng), _keep_fraction(split.val, capacity, rng),
-                           split.test, split.n_classes)
 
 
 def _capacities(capacities) -> list[float]:
@@ -692,19 +509,18 @@ def hyperparameter_sensitivity(*, alpha: float = 0.3, n_clients: int = 6, new_fr
     dict with ``k_values``, ``best_by_k``, ``sigma_values``, ``best_by_sigma``, ``n_test`` (test digits of
     the new clients), ``store_sizes`` and ``global_accuracy``.
     """
+    _check_sensitivity(k_values, sigma_values, lambdas)
+    feats = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr, local_steps=local_steps,
+                                batch_size=batch_size, new_fraction=new_fraction, seed=seed)
+    return sensitivity_from_features(feats, k_values=k_values, sigma_values=sigma_values, lambdas=lambdas, seed=seed)
+
+
+def _check_sensitivity(k_values, sigma_values, lambdas) -> tuple[list[int], list[float]]:
     k_values = [check_int(f"k_values[{i}]", v, low=1) for i, v in enumerate(_nonempty("k_values", k_values))]
     sigma_values = [check_real(f"sigma_values[{i}]", v, low=0, low_open=True)
                     for i, v in enumerate(_nonempty("sigma_values", sigma_values))]
     check_grid("lambdas", lambdas)
-    feats = new_client_features(alpha=alpha, n_clients=n_clients, rounds=rounds, lr=lr, local_steps=local_steps,
-                                batch_size=batch_size, new_fraction=new_fraction, seed=seed)
-
-    def best(**kw):
-        return max(surface_from_features(feats, capacities=[1.0], lambdas=lambdas, seed=seed, **kw)["average"][0])
-
-    return {"k_values": k_values, "best_by_k": [best(k=k) for k in k_values], "sigma_values": sigma_values,
-            "best_by_sigma": [best(sigma=s) for s in sigma_values], "n_test": int(feats.n_test.sum()),
-            "store_sizes": feats.store.sizes.tolist(), "global_accuracy": feats.global_accuracy}
+    return k_values, sigma_values
 
 
 def _nonempty(name: str, values) -> list:
@@ -741,9 +557,7 @@ def new_client_features(*, alpha: float = 0.3, n_clients: int = 20, rounds: int 
     _check_setup(n_clients=n_clients, alpha=alpha, rounds=rounds, lr=lr, local_steps=local_steps,
                  batch_size=batch_size, seed=seed, min_clients=2)
     n_new = _check_new_fraction(new_fraction, n_clients)
-    split = digits_split(n_clients, alpha, seed)
-    perm = numpy_rng(seed, 2, Stream.KNNPER_SPLIT).permutation(n_clients)
-    old, new = split.select(np.sort(perm[n_new:])), split.select(np.sort(perm[:n_new]))
+    old, new, _ = old_and_new_clients(digits_split(n_clients, alpha, seed), n_new, seed)
     params, _, _ = train_global(old.federated(), rounds=rounds, seed=seed, lr=lr, local_steps=local_steps,
                                 batch_size=batch_size)
     model = digits_model()
@@ -780,10 +594,56 @@ def surface_from_features(feats: NewClientFeatures, *, capacities: Sequence[floa
             "lambda_opt": np.nan_to_num(lam_opt, nan=-1.0).tolist(), "global_accuracy": feats.global_accuracy}
 
 
+def sensitivity_from_features(feats: NewClientFeatures, *, k_values: Sequence[int] = tuple(range(1, 21)),
+                              sigma_values: Sequence[float] = (0.1, 1.0, 10.0, 100.0, 1000.0),
+                              lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)),
+                              seed: int = 0) -> dict:
+    r"""Best-over-λ accuracy (λ shared by the new clients, read on the test sets as in the thesis' figures) for each
+    k (σ = 1) and each σ (k = 10), datastores of capacity 1 (thesis Figs. 3.6 and 3.8).
+
+    Returns
+    -------
+    dict with ``k_values``, ``best_by_k``, ``sigma_values``, ``best_by_sigma``, ``n_test`` (test digits of the new
+    clients), ``store_sizes`` and ``global_accuracy``.
+    """
+    check_type("feats", feats, NewClientFeatures)
+    k_values, sigma_values = _check_sensitivity(k_values, sigma_values, lambdas)
+
+    def best(**kw):
+        return max(surface_from_features(feats, capacities=[1.0], lambdas=lambdas, seed=seed, **kw)["average"][0])
+
+    return {"k_values": k_values, "best_by_k": [best(k=k) for k in k_values], "sigma_values": sigma_values,
+            "best_by_sigma": [best(sigma=s) for s in sigma_values], "n_test": int(feats.n_test.sum()),
+            "store_sizes": feats.store.sizes.tolist(), "global_accuracy": feats.global_accuracy}
+
+
+def capacity_curve(feats: NewClientFeatures, capacities: Sequence[float], *, k: int = 10, sigma: float = 1.0,
+                   seed: int = 0) -> list[float]:
+    r"""The new clients' test accuracy against their datastore capacity, :math:`\lambda_t` chosen per client on its
+    validation set at every capacity (thesis Fig. 3.2; capacity 0 is the global model).
+
+    At capacity c each client's datastore is a random fraction c of its train part for the selection (ties: the
+    smallest λ of :data:`~fedlab.knnper.algorithms.LAMBDA_GRID`) and of its train ∪ validation for the test.
+    Returns the weighted average accuracy per capacity.
+    """
+    check_type("feats", feats, NewClientFeatures)
+    capacities = check_grid("capacities", capacities)
+    w = feats.n_test.astype(float)
+    out = []
+    for c in capacities:
+        val = accuracy_grid(feats.train_store, feats.validation, capacities=[c], lambdas=LAMBDA_GRID, k=k,
+                            sigma=sigma, seed=seed)[0]
+        test = accuracy_grid(feats.store, feats.query, capacities=[c], lambdas=LAMBDA_GRID, k=k, sigma=sigma,
+                             seed=seed)[0]
+        pick = [int(np.flatnonzero(np.nan_to_num(v) >= np.nanmax(np.nan_to_num(v)) - 1e-12).min()) for v in val.T]
+        out.append(float(np.nansum([test[j, t] * w[t] for t, j in enumerate(pick)]) / w.sum()))
+    return out
+
+
 def capacity_lambda_surface(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 100, lr: float = 10 ** -0.5,
                             local_steps: int = 5, batch_size: int = 16,
-                            capacities: Sequence[float] = tuple(np.round(np.linspace(0, 1, Stream.KNNPER_SPLIT), 2)),
-                            lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, Stream.KNNPER_SPLIT), 2)), k: int = 10,
+                            capacities: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)),
+                            lambdas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 2)), k: int = 10,
                             sigma: float = 1.0, new_fraction: float = 0.5, seed: int = 0) -> dict:
     r"""Accuracy over (capacity, shared λ) for clients unseen at training (thesis Fig. 3.2/3.3 setting).
 
@@ -867,10 +727,7 @@ def distribution_shift(*, alpha: float = 0.3, n_clients: int = 10, k0: int = 10,
                   for s in check_type("strategies", strategies, (tuple, list))]
     if not strategies:
         raise ValueError("strategies must name at least one datastore strategy.")
-    perm = numpy_rng(seed, 3, Stream.KNNPER_SPLIT).permutation(1797)
-    pool_a, pool_b = np.sort(perm[:900]), np.sort(perm[900:])
-    a = digits_split(n_clients, alpha, seed, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_a)
-    b = digits_split(n_clients, alpha, seed + 7919, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=pool_b)
+    a, b = shifted_splits(n_clients, alpha, seed)
     params, _, _ = train_global(FederatedDataset(a.train, a.test, 10), rounds=rounds, seed=seed, lr=lr,
                                 local_steps=local_steps, batch_size=batch_size)
     model = digits_model()
@@ -965,47 +822,3 @@ def system_heterogeneity(*, alpha: float = 0.3, n_clients: int = 20, delta_cs: S
         out["weak"].append(REDUCTIONS["weighted"](acc[weak], w[weak]))
         out["strong"].append(REDUCTIONS["weighted"](acc[~weak], w[~weak]))
     return out
-
-
-# ----------------------------------------------------------------------------------------------
-# Section 3.7: cost and memory, measured
-
-
-def cost_table(method: str, model: Model, n_train, *, n_components: int = 3) -> dict:
-    r"""Bytes a client uploads per round and the memory it keeps, for one method (float32 parameters).
-
-    FedEM sends and stores :math:`M` models; Ditto and APFL keep a personal model next to the global
-    one; FedRep uploads only the body; kNN-Per uploads like FedAvg and stores the model plus a datastore
-    of :math:`n_t` keys of dimension :math:`p` (float32) and labels (int64).
-
-    Parameters
-    ----------
-    method : key of :data:`CHAPTER_METHODS`
-    model : Model
-    n_train : array-like (K,)
-        Local dataset sizes (datastore sizes for kNN-Per).
-
-    Returns
-    -------
-    dict with ``upload_bytes`` (per round, per participating client) and ``memory_bytes`` (K,) lists.
-    """
-    check_choice("method", method, CHAPTER_METHODS)
-    check_model(model)
-    n_components = check_int("n_components", n_components, low=1)
-    n = check_array("n_train", n_train, ndim=1, nonnegative=True)
-    if np.any(n != np.round(n)):
-        raise ValueError("n_train must hold sample counts (whole numbers).")
-    n = n.astype(np.int64)
-    params = model.init(torch.Generator().manual_seed(0))
-    p_bytes = 4 * _param_count(params)
-    head = 4 * sum(int(v.numel()) for v in list(params.values())[-2:])
-    upload = {"local": 0, "fedem": n_components * p_bytes, "fedrep": p_bytes - head}.get(method, p_bytes)
-    if method == "fedem":
-        memory = np.full(len(n), n_components * p_bytes + 8 * n_components)
-    elif method in ("ditto", "apfl"):
-        memory = np.full(len(n), 2 * p_bytes)
-    elif method.startswith("knnper"):
-        memory = p_bytes + n * (4 * embedding_dim(model) + 8)
-    else:
-        memory = np.full(len(n), p_bytes)
-    return {"upload_bytes": int(upload), "memory_bytes": memory.astype(int).tolist()}

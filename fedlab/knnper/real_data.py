@@ -7,17 +7,15 @@ participation. Each client's training part gives 20 % to a validation set.
 
 Protocol (one run per setting and seed): every method trains on the clients' training parts; kNN-Per uses FedAvg's
 global model, builds each client's datastore from its training part with the representation of the model's last
-hidden layer (:func:`fedlab.knnper.algorithms.client_features`), chooses :math:`\lambda_t` per client on its validation set from the thesis
-grid (ties: the smallest λ), ``k = 10``, and is scored on the test set (Algorithm 12, eq. (3.33)). The thesis then
-retrains on train ∪ validation; we do not (one training per method). Clients unseen at training (Table 3.6): 80 % of
-the clients train, the other 20 % adapt with each method's procedure (``adapt``) or, for kNN-Per, build their
-datastores with the frozen global model.
+hidden layer (:func:`fedlab.knnper.algorithms.client_features`), chooses :math:`\lambda_t` per client on its
+validation set from the thesis grid (ties: the smallest λ), ``k = 10``, and is scored on the test set (Algorithm 12,
+eq. (3.33)). The thesis then retrains on train ∪ validation; we do not (one training per method). Clients unseen at
+training (Table 3.6): 80 % of the clients train, the other 20 % adapt with each method's procedure (``adapt``) or,
+for kNN-Per, build their datastores with the frozen global model.
 
-What is checked (:func:`paper_claims`): Table 3.5 (average and bottom decile, every method but pFedGP), Table 3.6
-(unseen clients' test accuracy), the text's "kNN-Per is best on every data set, on average and in the bottom decile"
-and "Local is 25 pp below kNN-Per and 22 pp below Ditto on CIFAR-10". The v2 splits of Table 3.5 (pFedGP's) are
-not run. Every table value is reproduced within 1 pp (one run per table, no spread reported); the text's gaps within
-2 pp (the difference of two 1-pp cells).
+What is checked (:func:`fedlab.knnper.claims.paper_claims`, on :func:`run_paper`'s results): Table 3.5 (average and
+bottom decile, every method but pFedGP), Table 3.6 (unseen clients' test accuracy) and the text around them. The v2
+splits of Table 3.5 (pFedGP's) are not run.
 """
 from __future__ import annotations
 
@@ -26,25 +24,20 @@ from typing import Any
 import numpy as np
 
 from fedlab._validation import check_int, check_type
-from fedlab.algorithms.personalized import FineTuneState, protocol_scores
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
+from fedlab.algorithms.personalized import protocol_scores
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
 from fedlab.engine.device import resolve_device
 from fedlab.knnper.algorithms import LAMBDA_GRID, PRESETS, accuracy_grid, client_features, embedding_dim
-from fedlab.knnper.experiments import PAPER_METHODS, PAPER_TABLE_3_5, PAPER_TABLE_3_6
 from fedlab.models import Params
-from fedlab.paper import (PaperSetting, check_seed_means, seconds_per_round, seed_mean_at, setting_from_dict,
-                          stand_in_data, sweep_seed_means)
+from fedlab.paper_mode import (PaperSetting, check_settings, seconds_per_round, setting_from_dict, stand_in_data,
+                               sweep_seed_means)
 
-__all__ = ["CHAPTER", "DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION",
-           "PARTICIPATION", "SETTINGS", "run_setting",
-           "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["DATASETS", "TABLE_NAMES", "BASELINES", "UNSEEN_METHODS", "KNN", "VALIDATION_FRACTION", "PARTICIPATION",
+           "SETTINGS", "run_setting", "run_paper", "expected_seconds"]
 
-CHAPTER = "04_knnper"
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "femnist", "shakespeare")
 TABLE_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "femnist": "FEMNIST", "shakespeare": "Shakespeare"}
-"""Fetch name -> row of :data:`fedlab.knnper.experiments.PAPER_TABLE_3_5`."""
+"""Fetch name -> row of :data:`fedlab.knnper.published.PAPER_TABLE_3_5`."""
 
 BASELINES = ("local", "fedavg", "fedavg+", "clustered", "ditto", "fedrep", "apfl")
 """Table 3.5's engine methods (keys of :data:`fedlab.knnper.algorithms.PRESETS`); kNN-Per is built on FedAvg's
@@ -94,9 +87,7 @@ SETTINGS: dict[str, PaperSetting] = {
         "would need ~10 GB of padded tensors); " + _TUNING + ".",
         loader={"seq_len": 80, "stride": 80, "min_samples": 2}),
 }
-"""One :class:`~fedlab.paper.PaperSetting` per data set of Tables 3.5/3.6."""
-
-_NOT_RUN = "needs the real data set (MODE='paper'): "
+"""One :class:`~fedlab.paper_mode.PaperSetting` per data set of Tables 3.5/3.6."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -171,9 +162,7 @@ def _split_clients(data: FederatedDataset, val: ClientData, seed: int, fraction:
 def _adapt(method: str, alg, state, new: FederatedDataset, seed: int) -> dict:
     if method == "fedavg":
         return alg.evaluate(state, new)
-    if method == "fedavg+":
-        return alg.adapt(FineTuneState(state.params, state.round, seed), new, seed=seed)[1]
-    return alg.adapt(state, new, seed=seed)[1]
+    return alg.adapt(state, new, seed=seed)[1]  # FedAvg+ fine-tunes from its own state, minibatches from ``seed``
 
 
 def _unseen(setting: PaperSetting, data: FederatedDataset, val: ClientData, seed: int) -> dict:
@@ -196,7 +185,7 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
     name : str
         Key of the setting (a label in the results).
     setting : dict
-        The :class:`~fedlab.paper.PaperSetting`'s fields.
+        The :class:`~fedlab.paper_mode.PaperSetting`'s fields.
     seed : int
     device : str, optional
 
@@ -224,15 +213,13 @@ def run_setting(*, name: str, setting: dict, seed: int, device: str | None = Non
 # The paper run
 
 
-def _check_settings(settings) -> dict[str, PaperSetting]:
-    settings = SETTINGS if settings is None else check_type("settings", settings, dict)
-    for key, value in settings.items():
-        check_type(f"settings[{key!r}]", value, PaperSetting)
-        try:
-            embedding_dim(value.build_model())
-        except TypeError as err:
-            raise ValueError(f"settings[{key!r}].model must have a representation: {err}") from None
-    return settings
+def _has_representation(setting: PaperSetting) -> None:
+    """kNN-Per needs the setting's model to have a representation (a last hidden layer)."""
+    try:
+        embedding_dim(setting.build_model())
+    except TypeError as err:
+        raise ValueError(f"the model {setting.model!r} of a kNN-Per setting must have a representation: "
+                         f"{err}") from None
 
 
 def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, settings: dict | None = None,
@@ -255,83 +242,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
     dict
         ``{setting name: {"seeds": [...], "mean": run_setting's dict averaged over seeds}}``.
     """
-    return sweep_seed_means(run_setting, _check_settings(settings), datasets, seeds=seeds, device=device, store=store,
-                            named=True)
-
-
-# ----------------------------------------------------------------------------------------------
-# Claims
-
-
-def _why(dataset: str) -> str:
-    return _NOT_RUN + fetch_command(dataset)
-
-
-def _number(source: str, statement: str, paper: float, measured: float | None, dataset: str,
-            tolerance: float = 1.0, rule: str = "tolerance") -> Claim:
-    return Claim(CHAPTER, source, statement, paper, None if measured is None else 100 * measured, rule,
-                 tolerance=tolerance, why="" if measured is not None else _why(dataset), digits=1)
-
-
-def _table_3_5(results: dict, dataset: str) -> list[Claim]:
-    row, claims = TABLE_NAMES[dataset], []
-    methods = seed_mean_at(results, dataset, "methods") or {}
-    for label, paper in zip(PAPER_METHODS, PAPER_TABLE_3_5[row]):
-        if paper is None:
-            continue
-        got = methods.get(label, {})
-        claims += [_number(f"Table 3.5, {row}, {label}", "average test accuracy (%)", paper[0], got.get("average"),
-                           dataset),
-                   _number(f"Table 3.5, {row}, {label}", "bottom-decile test accuracy (%)", paper[1],
-                           got.get("bottom_decile"), dataset)]
-    for key, what in (("average", "average"), ("bottom_decile", "bottom decile")):
-        holds = None if not methods else bool(
-            methods["kNN-Per"][key] >= max(v[key] for k, v in methods.items() if k != "kNN-Per"))
-        claims.append(Claim(CHAPTER, f"§3.6.3, Table 3.5, {row}", f"kNN-Per has the best {what}", "yes",
-                            None if holds is None else ("yes" if holds else "no"), "qualitative", holds=holds,
-                            why="" if holds is not None else _why(dataset)))
-    return claims
-
-
-def _table_3_6(results: dict, dataset: str) -> list[Claim]:
-    row, claims = TABLE_NAMES[dataset], []
-    unseen = seed_mean_at(results, dataset, "unseen") or {}
-    for label, paper in zip(PAPER_METHODS[1:], PAPER_TABLE_3_6[row]):
-        if paper is None:
-            continue
-        claims.append(_number(f"Table 3.6, {row}, {label}", "unseen clients: test accuracy (%)", paper[0],
-                              unseen.get(label, {}).get("average"), dataset))
-    holds = None if not unseen else bool(
-        unseen["kNN-Per"]["average"] >= max(v["average"] for k, v in unseen.items() if k != "kNN-Per"))
-    claims.append(Claim(CHAPTER, f"§3.6.3, Table 3.6, {row}", "unseen clients: kNN-Per has the best test accuracy",
-                        "yes", None if holds is None else ("yes" if holds else "no"), "qualitative", holds=holds,
-                        why="" if holds is not None else _why(dataset)))
-    return claims
-
-
-def _local_gaps(results: dict) -> list[Claim]:
-    methods = seed_mean_at(results, "cifar10", "methods") or {}
-    claims = []
-    for other, gap in (("kNN-Per", 25.0), ("Ditto", 22.0)):
-        measured = None if not methods else methods[other]["average"] - methods["Local"]["average"]
-        claims.append(_number("§3.6.3, CIFAR-10", f"{other} − Local, average test accuracy (pp)", gap, measured,
-                              "cifar10", tolerance=2.0, rule="direction"))
-    return claims
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Every real-data claim of thesis §3.6.3 (Tables 3.5, 3.6 and the text), with ``results`` of :func:`run_paper`.
-
-    Rule: each table value within 1 pp (one run per table, no spread reported); "kNN-Per is best" (average,
-    bottom decile, unseen clients) qualitative from the measured numbers; the text's CIFAR-10 gaps to Local (25 pp
-    to kNN-Per, 22 pp to Ditto) by direction within 2 pp. ``results=None`` (or a data set absent from them) gives
-    the claims as not run, with the fetch command.
-    """
-    results = check_seed_means(results)
-    claims: list[Claim] = []
-    for dataset in DATASETS:
-        claims += _table_3_5(results, dataset) + _table_3_6(results, dataset)
-    return claims + _local_gaps(results)
+    settings = check_settings(settings, SETTINGS, check=_has_representation)
+    return sweep_seed_means(run_setting, settings, datasets, seeds=seeds, device=device, store=store, named=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -344,13 +256,13 @@ _NATURAL_CLIENTS = {"femnist": 3400, "shakespeare": 715}
 def expected_seconds(device=None, n_clients: int | None = None, settings: dict | None = None) -> dict[str, float]:
     """Expected total run time of each setting on this machine, in seconds.
 
-    Measured with :func:`fedlab.paper.seconds_per_round` on :func:`fedlab.paper.stand_in_data` (``n_clients``
+    Measured with :func:`fedlab.paper_mode.seconds_per_round` on :func:`fedlab.paper_mode.stand_in_data` (``n_clients``
     clients, default 4, of the real set's shapes and typical sizes; two rounds after a warm-up) for every baseline,
     then scaled linearly: × (the setting's clients × its sampling rate) / ``n_clients`` (Local and Clustered FL
     train every client), × rounds, × seeds, and × 1.8 for the methods also trained on 80 % of the clients for
     Table 3.6. kNN-Per's datastores (one forward pass) and the unseen clients' adaptation are not counted.
     """
-    settings = _check_settings(settings)
+    settings = check_settings(settings, SETTINGS, check=_has_representation)
     n = 4 if n_clients is None else check_int("n_clients", n_clients, low=1)
     device = None if device is None else resolve_device(device)
     out = {}

@@ -1,11 +1,14 @@
 r"""Minibatch SGD, Local SGD and Local SGD-M on Markovian client streams (paper D, Algorithms 1-3).
 
+The three methods are registered as ``METHODS["markovian:minibatch"]``, ``["markovian:local"]`` and
+``["markovian:local_momentum"]`` (:data:`PRESETS`); :func:`streaming_algorithm` builds one with its rates.
+
 Each method is an engine Algorithm (``init``/``round``/``evaluate``) run by :func:`fedlab.engine.run` on its numpy
-path. The data is a :class:`MarkovStreams`: the regression problems of R replicas and their sampled client streams,
-stacked so that the population (M clients) and the replicas (seeds, mixing times, stream modes, hyper-parameters)
-are array axes and only the K local steps of a round are a Python loop. The state holds the R server models, and
-the History records after every round the metric ``grad_norm2``, an array (R,) with one entry per replica;
-:func:`floor` and :func:`average` reduce it.
+path. The data is a :class:`~fedlab.markovian.data.MarkovStreams`: the regression problems of R replicas and their
+sampled client streams, stacked so that the population (M clients) and the replicas (seeds, mixing times, stream
+modes, hyper-parameters) are array axes and only the K local steps of a round are a Python loop. The state holds
+the R server models, and the History records after every round the metric ``grad_norm2``, an array (R,) with one
+entry per replica; :func:`floor` and :func:`average` reduce it.
 
 **The streams are consumed in order.** Round t of client m uses ``states[r, t, m, 0..K-1]``, the consecutive states
 :math:`X_{tK}, \dots, X_{tK+K-1}` of the client's chain: local step k of round t trains on the k-th next state of a
@@ -38,163 +41,22 @@ from typing import Sequence
 import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
-from fedlab._validation import (check_array, check_choice, check_int, check_real, check_sequence, check_simplex,
-                                check_type)
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_type
+from fedlab.algorithms import METHODS
 from fedlab.engine import DivergenceError, History, run
-from fedlab.markovian.data import MarkovRegression
+from fedlab.markovian.data import MarkovStreams, markov_streams
 
 __all__ = [
-    "MarkovStreams",
-    "markov_streams",
     "StreamingState",
     "StreamingMinibatchSGD",
     "StreamingLocalSGDM",
-    "STREAMING_ALGORITHMS",
+    "PRESETS",
     "streaming_algorithm",
     "run_streaming_fl",
     "replica_curves",
     "floor",
     "average",
 ]
-
-
-# ------------------------------------------------------------------------------ data
-
-@dataclass(frozen=True)
-class MarkovStreams:
-    r"""The data of the streaming algorithms: N = ``copies`` x R rows of problems and R replicas of client streams.
-
-    Row ``c * R + r`` is parameter setting c on replica r; the ``copies`` settings of a replica share its streams and
-    its noise (common random numbers). Build with :func:`markov_streams`, repeat for settings with :meth:`tile`.
-
-    Attributes
-    ----------
-    features : array (N, M, S, d)
-        :math:`V_{m,i}` of each row's problem.
-    targets : array (N, M, S)
-        Noise-free observations :math:`w_{m,i}^\top V_{m,i}`.
-    stat_dist : array (N, M, S)
-        Stationary laws :math:`\pi_m`.
-    states : int array (R, T, M, K)
-        The client streams: round t of client m holds the chain's states at times tK..tK+K-1.
-    noise_high, reg_lambda : float
-        h and :math:`\lambda`, shared by all problems.
-    copies : int
-    """
-
-    features: np.ndarray
-    targets: np.ndarray
-    stat_dist: np.ndarray
-    states: np.ndarray
-    noise_high: float
-    reg_lambda: float
-    copies: int = 1
-
-    def __post_init__(self) -> None:
-        feats = check_array("features", self.features, ndim=4)
-        if 0 in feats.shape:
-            raise ValueError(f"features must have shape (N, M, S, d) with every size >= 1, got {feats.shape}.")
-        check_array("targets", self.targets, shape=feats.shape[:3])
-        check_simplex("stat_dist", self.stat_dist, shape=feats.shape[:3])
-        st = check_array("states", self.states, ndim=4, dtype=np.int64)
-        if 0 in st.shape or np.any(st < 0) or np.any(st >= feats.shape[2]):
-            raise ValueError(f"states must have shape (R, T, M, K) with sizes >= 1 and hold states in "
-                             f"[0, {feats.shape[2]}), got shape {st.shape}.")
-        copies = check_int("copies", self.copies, low=1)
-        if st.shape[2] != feats.shape[1] or feats.shape[0] != copies * st.shape[0]:
-            raise ValueError(f"features must have copies * R = {copies * st.shape[0]} rows and {st.shape[2]} clients "
-                             f"(those of states), got shape {feats.shape}.")
-        check_real("noise_high", self.noise_high, low=0)
-        check_real("reg_lambda", self.reg_lambda, low=0)
-
-    @property
-    def n_rows(self) -> int:
-        return self.features.shape[0]
-
-    @property
-    def n_replicas(self) -> int:
-        return self.states.shape[0]
-
-    @property
-    def n_rounds(self) -> int:
-        return self.states.shape[1]
-
-    @property
-    def n_clients(self) -> int:
-        return self.states.shape[2]
-
-    @property
-    def n_local(self) -> int:
-        return self.states.shape[3]
-
-    @property
-    def dim(self) -> int:
-        return self.features.shape[3]
-
-    def tile(self, copies: int) -> "MarkovStreams":
-        """The same replicas for ``copies`` parameter settings (rows ``c * N + n``)."""
-        copies = check_int("copies", copies, low=1)
-        tiled = (np.tile(a, (copies,) + (1,) * (a.ndim - 1)) for a in (self.features, self.targets, self.stat_dist))
-        return replace(self, **dict(zip(("features", "targets", "stat_dist"), tiled)), copies=self.copies * copies)
-
-    def gradient(self, w: np.ndarray) -> np.ndarray:
-        r""":math:`\nabla F(w)` of every row's problem, w (N, d) -> (N, d)."""
-        a = np.einsum("rd,rmsd->rms", w, self.features) - self.targets - self.noise_high / 2
-        return (np.einsum("rms,rms,rmsd->rd", self.stat_dist, a, self.features) / self.n_clients
-                + self.reg_lambda * w / (1 + w * w) ** 2)
-
-    def noise(self, rng: np.random.Generator) -> np.ndarray:
-        """The round's observation noise U(0, h), one draw (R, M, K) repeated over the settings: (N, M, K)."""
-        draw = rng.random((self.n_replicas, self.n_clients, self.n_local)) * self.noise_high
-        return draw if self.copies == 1 else np.tile(draw, (self.copies, 1, 1))
-
-    def round_samples(self, t: int, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Features (N, M, K, d) and observations (N, M, K) of round t: the K next states of every client's chain."""
-        states = self.states[:, t] if self.copies == 1 else np.tile(self.states[:, t], (self.copies, 1, 1))
-        r = np.arange(self.n_rows)[:, None, None]
-        m = np.arange(self.n_clients)[None, :, None]
-        return self.features[r, m, states], self.targets[r, m, states] + noise
-
-
-def markov_streams(problem, states) -> MarkovStreams:
-    """Stack R replica problems and their client streams.
-
-    Parameters
-    ----------
-    problem : MarkovRegression or sequence of R of them
-        One problem is shared by all replicas.
-    states : int array (T, M, K) or (R, T, M, K)
-        Client streams (e.g. :func:`fedlab.markovian.data.two_state_streams`).
-
-    Returns
-    -------
-    MarkovStreams
-    """
-    st = np.asarray(states)
-    st = st[None] if st.ndim == 3 else st
-    if st.ndim != 4 or st.size == 0:
-        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K) with every size >= 1, got "
-                         f"{np.shape(states)}.")
-    if not np.issubdtype(st.dtype, np.integer):
-        raise TypeError(f"states must be integer state indices, got dtype {st.dtype}.")
-    problems = [problem] if isinstance(problem, MarkovRegression) else \
-        list(problem) if isinstance(problem, (list, tuple)) else []
-    if not problems or not all(isinstance(p, MarkovRegression) for p in problems):
-        raise TypeError("problem must be a MarkovRegression or a non-empty sequence of them (one per replica).")
-    first = problems[0]
-    if any(p.features.shape != first.features.shape or p.noise_high != first.noise_high
-           or p.reg_lambda != first.reg_lambda for p in problems[1:]):
-        raise ValueError("all problems must share n_clients, n_states, dim, noise_high and reg_lambda.")
-    if len(problems) not in (1, st.shape[0]):
-        raise ValueError(f"got {len(problems)} problems for {st.shape[0]} replicas of states; pass 1 or {st.shape[0]}.")
-    if st.shape[2] != first.n_clients:
-        raise ValueError(f"states have {st.shape[2]} clients, the problem has {first.n_clients}.")
-    if st.min() < 0 or st.max() >= first.n_states:
-        raise ValueError(f"states must lie in [0, {first.n_states}), got range [{st.min()}, {st.max()}].")
-    reps = st.shape[0] if len(problems) == 1 else 1
-    arrays = (np.repeat(np.stack([getattr(p, name) for p in problems]), reps, axis=0)
-              for name in ("features", "targets", "stat_dist"))
-    return MarkovStreams(*arrays, st, first.noise_high, first.reg_lambda)
 
 
 # ------------------------------------------------------------------------------ algorithms
@@ -416,25 +278,34 @@ def _local_steps(w, v, feats, x, eta, beta, lam) -> np.ndarray:
     return wl
 
 
-STREAMING_ALGORITHMS = {
-    "minibatch": (StreamingMinibatchSGD, ("lr_global",)),
-    "local": (StreamingLocalSGDM, ("lr_local",)),
-    "local_momentum": (StreamingLocalSGDM, ("lr_local", "lr_global", "momentum_beta")),
-}
-"""The three methods by name: the Algorithm class and the rates it takes (see :func:`streaming_algorithm`)."""
+for _name, _cls, _label, _options in [
+        ("minibatch", StreamingMinibatchSGD, "Minibatch SGD", {}),
+        ("local", StreamingLocalSGDM, "Local SGD", {"lr_global": None, "momentum_beta": 1.0}),
+        ("local_momentum", StreamingLocalSGDM, "Local SGD-M", {})]:
+    METHODS.register(_name, _cls, chapter="markovian", label=_label, **_options)
+
+PRESETS = METHODS.presets("markovian")
+"""The three methods by name (``METHODS["markovian:<name>"]``): the Algorithm class, its fixed options (Local SGD is
+Local SGD-M with β = 1 and γ = ηK) and its label; :func:`streaming_algorithm` builds them with the rates they use."""
+
+_RATES = ("lr_global", "lr_local", "momentum_beta")
 
 
 def streaming_algorithm(name: str, *, lr_global=0.01, lr_local=0.001, momentum_beta=0.1, w0=None):
-    """The method called ``name`` with the rates it uses; defaults are the paper's γ = 0.01, η = 0.001, β = 0.1 (§5).
+    """The method ``PRESETS[name]`` with the rates it uses; defaults are the paper's γ = 0.01, η = 0.001, β = 0.1 (§5).
 
     ``"local"`` is :class:`StreamingLocalSGDM` with β = 1 and γ = ηK (Local SGD, Alg. 3).
+
+    >>> type(streaming_algorithm("local")).__name__, streaming_algorithm("local").momentum_beta
+    ('StreamingLocalSGDM', 1.0)
     """
-    cls, used = STREAMING_ALGORITHMS[check_choice("name", name, STREAMING_ALGORITHMS)]
+    method = PRESETS[check_choice("name", name, PRESETS)]
     _check_rates("lr_global", lr_global)
     _check_rates("lr_local", lr_local)
     _check_rates("momentum_beta", momentum_beta, high=1.0)
     rates = dict(lr_global=lr_global, lr_local=lr_local, momentum_beta=momentum_beta)
-    return cls(**{key: rates[key] for key in used}, w0=w0)
+    used = {k: rates[k] for k in _RATES if k in method.cls.__dataclass_fields__ and k not in method.options}
+    return method.cls(**method.options, **used, w0=w0)
 
 
 # ------------------------------------------------------------------------------ runs and reductions
@@ -459,7 +330,7 @@ def run_streaming_fl(problem, states, *, algorithms: Sequence[str] = ("minibatch
     ----------
     problem, states
         As :func:`markov_streams`.
-    algorithms : sequence of keys of ``STREAMING_ALGORITHMS``
+    algorithms : sequence of keys of ``PRESETS``
     lr_global, lr_local, momentum_beta : float or array (R,)
     w0 : array (d,) or (R, d), optional
     seed : int
@@ -473,9 +344,9 @@ def run_streaming_fl(problem, states, *, algorithms: Sequence[str] = ("minibatch
     """
     algorithms = list(check_sequence("algorithms", algorithms))
     if not algorithms:
-        raise ValueError("algorithms must name at least one of " + ", ".join(STREAMING_ALGORITHMS) + ".")
+        raise ValueError("algorithms must name at least one of " + ", ".join(PRESETS) + ".")
     for a in algorithms:
-        check_choice("algorithms", a, STREAMING_ALGORITHMS)
+        check_choice("algorithms", a, PRESETS)
     _check_rates("lr_global", lr_global)
     _check_rates("lr_local", lr_local)
     _check_rates("momentum_beta", momentum_beta, high=1.0)

@@ -19,13 +19,13 @@ TV distances use the L1 convention of paper D (:func:`fedlab.markovian.bounds.tv
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import minimize
 
 from fedlab._rng import as_numpy_rng
-from fedlab._validation import check_array, check_choice, check_int, check_real
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex
 from fedlab.markovian.bounds import tv_l1
 from fedlab.markov import check_transition_matrix, sample_chains, stationary_distribution
 
@@ -44,6 +44,8 @@ __all__ = [
     "stream_marginals",
     "MarkovRegression",
     "make_markov_regression",
+    "MarkovStreams",
+    "markov_streams",
 ]
 
 STREAM_MODES = ("markov", "independent", "iid")
@@ -401,3 +403,142 @@ def make_markov_regression(n_clients: int, *, dim: int = 10, optima: str = "per_
         shared = rng.random((2, 2, d)) + np.array([0.0, 1.0])[:, None, None]  # (group, state, d)
         w = shared[low.astype(int)]
     return MarkovRegression(v, w, np.array([0.5, 0.5]), noise_high=noise_high, reg_lambda=reg_lambda)
+
+
+# ------------------------------------------------------------------------------ the engine's data
+
+@dataclass(frozen=True)
+class MarkovStreams:
+    r"""The data of the streaming algorithms: N = ``copies`` x R rows of problems and R replicas of client streams.
+
+    Row ``c * R + r`` is parameter setting c on replica r; the ``copies`` settings of a replica share its streams and
+    its noise (common random numbers). Build with :func:`markov_streams`, repeat for settings with :meth:`tile`.
+
+    Attributes
+    ----------
+    features : array (N, M, S, d)
+        :math:`V_{m,i}` of each row's problem.
+    targets : array (N, M, S)
+        Noise-free observations :math:`w_{m,i}^\top V_{m,i}`.
+    stat_dist : array (N, M, S)
+        Stationary laws :math:`\pi_m`.
+    states : int array (R, T, M, K)
+        The client streams: round t of client m holds the chain's states at times tK..tK+K-1.
+    noise_high, reg_lambda : float
+        h and :math:`\lambda`, shared by all problems.
+    copies : int
+    """
+
+    features: np.ndarray
+    targets: np.ndarray
+    stat_dist: np.ndarray
+    states: np.ndarray
+    noise_high: float
+    reg_lambda: float
+    copies: int = 1
+
+    def __post_init__(self) -> None:
+        feats = check_array("features", self.features, ndim=4)
+        if 0 in feats.shape:
+            raise ValueError(f"features must have shape (N, M, S, d) with every size >= 1, got {feats.shape}.")
+        check_array("targets", self.targets, shape=feats.shape[:3])
+        check_simplex("stat_dist", self.stat_dist, shape=feats.shape[:3])
+        st = check_array("states", self.states, ndim=4, dtype=np.int64)
+        if 0 in st.shape or np.any(st < 0) or np.any(st >= feats.shape[2]):
+            raise ValueError(f"states must have shape (R, T, M, K) with sizes >= 1 and hold states in "
+                             f"[0, {feats.shape[2]}), got shape {st.shape}.")
+        copies = check_int("copies", self.copies, low=1)
+        if st.shape[2] != feats.shape[1] or feats.shape[0] != copies * st.shape[0]:
+            raise ValueError(f"features must have copies * R = {copies * st.shape[0]} rows and {st.shape[2]} clients "
+                             f"(those of states), got shape {feats.shape}.")
+        check_real("noise_high", self.noise_high, low=0)
+        check_real("reg_lambda", self.reg_lambda, low=0)
+
+    @property
+    def n_rows(self) -> int:
+        return self.features.shape[0]
+
+    @property
+    def n_replicas(self) -> int:
+        return self.states.shape[0]
+
+    @property
+    def n_rounds(self) -> int:
+        return self.states.shape[1]
+
+    @property
+    def n_clients(self) -> int:
+        return self.states.shape[2]
+
+    @property
+    def n_local(self) -> int:
+        return self.states.shape[3]
+
+    @property
+    def dim(self) -> int:
+        return self.features.shape[3]
+
+    def tile(self, copies: int) -> "MarkovStreams":
+        """The same replicas for ``copies`` parameter settings (rows ``c * N + n``)."""
+        copies = check_int("copies", copies, low=1)
+        tiled = (np.tile(a, (copies,) + (1,) * (a.ndim - 1)) for a in (self.features, self.targets, self.stat_dist))
+        return replace(self, **dict(zip(("features", "targets", "stat_dist"), tiled)), copies=self.copies * copies)
+
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`\nabla F(w)` of every row's problem, w (N, d) -> (N, d)."""
+        a = np.einsum("rd,rmsd->rms", w, self.features) - self.targets - self.noise_high / 2
+        return (np.einsum("rms,rms,rmsd->rd", self.stat_dist, a, self.features) / self.n_clients
+                + self.reg_lambda * w / (1 + w * w) ** 2)
+
+    def noise(self, rng: np.random.Generator) -> np.ndarray:
+        """The round's observation noise U(0, h), one draw (R, M, K) repeated over the settings: (N, M, K)."""
+        draw = rng.random((self.n_replicas, self.n_clients, self.n_local)) * self.noise_high
+        return draw if self.copies == 1 else np.tile(draw, (self.copies, 1, 1))
+
+    def round_samples(self, t: int, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Features (N, M, K, d) and observations (N, M, K) of round t: the K next states of every client's chain."""
+        states = self.states[:, t] if self.copies == 1 else np.tile(self.states[:, t], (self.copies, 1, 1))
+        r = np.arange(self.n_rows)[:, None, None]
+        m = np.arange(self.n_clients)[None, :, None]
+        return self.features[r, m, states], self.targets[r, m, states] + noise
+
+
+def markov_streams(problem, states) -> MarkovStreams:
+    """Stack R replica problems and their client streams.
+
+    Parameters
+    ----------
+    problem : MarkovRegression or sequence of R of them
+        One problem is shared by all replicas.
+    states : int array (T, M, K) or (R, T, M, K)
+        Client streams (e.g. :func:`fedlab.markovian.data.two_state_streams`).
+
+    Returns
+    -------
+    MarkovStreams
+    """
+    st = np.asarray(states)
+    st = st[None] if st.ndim == 3 else st
+    if st.ndim != 4 or st.size == 0:
+        raise ValueError(f"states must have shape (T, M, K) or (R, T, M, K) with every size >= 1, got "
+                         f"{np.shape(states)}.")
+    if not np.issubdtype(st.dtype, np.integer):
+        raise TypeError(f"states must be integer state indices, got dtype {st.dtype}.")
+    problems = [problem] if isinstance(problem, MarkovRegression) else \
+        list(problem) if isinstance(problem, (list, tuple)) else []
+    if not problems or not all(isinstance(p, MarkovRegression) for p in problems):
+        raise TypeError("problem must be a MarkovRegression or a non-empty sequence of them (one per replica).")
+    first = problems[0]
+    if any(p.features.shape != first.features.shape or p.noise_high != first.noise_high
+           or p.reg_lambda != first.reg_lambda for p in problems[1:]):
+        raise ValueError("all problems must share n_clients, n_states, dim, noise_high and reg_lambda.")
+    if len(problems) not in (1, st.shape[0]):
+        raise ValueError(f"got {len(problems)} problems for {st.shape[0]} replicas of states; pass 1 or {st.shape[0]}.")
+    if st.shape[2] != first.n_clients:
+        raise ValueError(f"states have {st.shape[2]} clients, the problem has {first.n_clients}.")
+    if st.min() < 0 or st.max() >= first.n_states:
+        raise ValueError(f"states must lie in [0, {first.n_states}), got range [{st.min()}, {st.max()}].")
+    reps = st.shape[0] if len(problems) == 1 else 1
+    arrays = (np.repeat(np.stack([getattr(p, name) for p in problems]), reps, axis=0)
+              for name in ("features", "targets", "stat_dist"))
+    return MarkovStreams(*arrays, st, first.noise_high, first.reg_lambda)

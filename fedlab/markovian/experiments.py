@@ -7,7 +7,7 @@ JSON-serialisable curves and floors.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -17,8 +17,10 @@ from fedlab.markovian.algorithms import average, floor, replica_curves, run_stre
 from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch_bound, two_state_mixing_time
 from fedlab.markovian.data import (STARTS, STREAM_MODES, flip_prob_from_mixing_time, make_markov_regression,
                                    two_state_streams)
+from fedlab.tables import loglog_slope
 
-__all__ = ["markov_experiment", "markov_problems", "explicit_bounds", "batch_dependence_ratio", "final_values"]
+__all__ = ["markov_experiment", "markov_problems", "explicit_bounds", "batch_dependence_ratio", "replica_ratios",
+           "final_values", "seed_end_values", "replica_exponents"]
 
 
 def markov_problems(seed: int, n_clients: int, n_replicas: int, *, dim: int = 10, reg_lambda: float = 0.01,
@@ -139,6 +141,20 @@ def batch_dependence_ratio(result: Mapping) -> dict:
     return {"k_over_tau": [result["n_local"] / t for t in result["exact_mixing_time"]], "ratio": ratio}
 
 
+def replica_ratios(result: Mapping, mixing_time: float) -> dict[str, list[float]]:
+    """Per replica, the floor ratio independent / dependent batches at ``mixing_time``, ``{alg: [ratio per
+    replica]}``: the spread behind :func:`batch_dependence_ratio`'s ratio of replica means (same problem and noise,
+    the streams differ by mode)."""
+    _check_result("result", result)
+    tau = check_real("mixing_time", mixing_time, low=1)
+    keys = [f"{tau:g}|{mode}" for mode in ("independent", "markov")]
+    missing = [k for k in keys if k not in result["keys"]]
+    if missing:
+        raise ValueError(f"result has no run {missing} for mixing_time {tau:g}: run markov_experiment with "
+                         "modes=('markov', 'independent') and that mixing time.")
+    return {alg: (np.asarray(fl[keys[0]]) / np.asarray(fl[keys[1]])).tolist() for alg, fl in result["floor"].items()}
+
+
 def final_values(result: Mapping, fraction: float = 1 / 6) -> dict:
     r"""Mean of the replica-mean curve over the last ``fraction`` of the recorded rounds, ``{alg: {key: value}}``:
     where a curve from :math:`w_0 = 0` ends (Figs. 1, 3, 4 are read at their right edge)."""
@@ -176,3 +192,42 @@ def explicit_bounds(constants: dict, *, n_clients: int, n_local: int, n_rounds: 
                        "local eta*K <= 1/(10 L delta^2)": lr_local * n_local <= 1 / (10 * c["smooth_L"] * c["het_delta2"]),
                        "local_momentum gamma <= beta/(sqrt(60) L)": lr_global <= momentum_beta / (np.sqrt(60) * c["smooth_L"])},
     }
+
+
+def seed_end_values(records: Iterable[Mapping], fraction: float = 1 / 6) -> dict[tuple, dict[str, list[float]]]:
+    """Per seed, where the dependent-batch (``"markov"``) curves of a sweep of :func:`markov_experiment` end
+    (:func:`final_values` of every record, ``n_replicas=1``):
+    ``{(mixing_time, n_clients, n_local): {alg: [value per seed, in increasing seed order]}}``. The runs of two
+    settings of one seed and one ``n_clients`` share their problem (paired by seed)."""
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be a list of sweep records of markov_experiment, got {type(records).__name__}.")
+    records = list(records)
+    if not records:
+        raise ValueError("records must hold at least one sweep record.")
+    out: dict[tuple, dict[str, list[tuple[int, float]]]] = {}
+    for i, rec in enumerate(records):
+        if not isinstance(rec, Mapping) or not {"config", "seed", "result"} <= set(rec):
+            raise ValueError(f"records[{i}] is not a sweep record (config, seed, result).")
+        result = rec["result"]
+        _check_result(f"records[{i}]['result']", result)
+        ends = final_values(result, fraction)
+        for key in (k for k in result["keys"] if k.endswith("|markov")):
+            setting = (float(key.split("|")[0]), result["n_clients"], result["n_local"])
+            for alg, values in ends.items():
+                out.setdefault(setting, {}).setdefault(alg, []).append((rec["seed"], values[key]))
+    return {setting: {name: [v for _, v in sorted(pairs)] for name, pairs in by_alg.items()}
+            for setting, by_alg in out.items()}
+
+
+def replica_exponents(x, floors) -> list[float]:
+    """The log-log slope of each row of ``floors`` (replicas, len(x)) against ``x``: the exponent of the noise floor
+    fitted to each replica (:func:`fedlab.tables.loglog_slope`), whose spread gives the exponents' interval.
+
+    >>> [round(v, 6) for v in replica_exponents([1, 2, 4], [[1.0, 0.5, 0.25], [2.0, 8.0, 32.0]])]
+    [-1.0, 2.0]
+    """
+    x = check_array("x", x, ndim=1)
+    floors = check_array("floors", floors, ndim=2)
+    if floors.shape[1] != x.size or floors.shape[0] == 0:
+        raise ValueError(f"floors must have shape (replicas >= 1, {x.size}), got {floors.shape}.")
+    return [loglog_slope(x, row) for row in floors]

@@ -3,17 +3,18 @@ FEM-OMD).
 
 Entry points
 ------------
-- ``algorithms.GaussianFEMOMD`` on ``algorithms.GMMEnvironment`` (Algorithm 15) and ``algorithms.FEMOMD``
-  (Algorithms 14, 17): mixture weights by entropic online mirror descent, run online by
-  ``fedlab.engine.run(..., order="evaluate_first")``;
-- ``algorithms.omd_step`` and ``fedlab.gmm.em_step``: the two steps of FEM-OMD;
-- ``bounds.fem_omd_regret_bound``: Theorems 4.4.2–4.4.5;
-- ``algorithms.FedOMD``: the thesis's baseline (FedOMD with the Euclidean mirror map);
-- ``experiments.run_fem_omd_gmm`` / ``experiments.gmm_regret`` / ``experiments.digits_stream_regret``: regret
-  runs of §4.4.5; ``experiments.thesis_fig49_configs`` / ``experiments.regret_summary``: Fig. 4.9 at the thesis's
-  stated setting; ``experiments.gradient_error_breakdown``: where the gradient error of (4.42) comes from;
-- ``experiments.MixtureStream`` (any labelled pools; ``DigitsMixtureStream`` is its digits case) and
-  ``experiments.mixture_stream_regret`` (a model factory and a comparator :math:`h^*`): the accuracy regret (4.47);
-  ``experiments.sublinear_from``: the rule that dates a sub-linear regret;
-- ``real_data.run_paper`` / ``real_data.paper_claims``: paper mode, Fig. 4.10 on MNIST and CIFAR-10 (§4.4.5.2).
+- ``data``: the environments. ``make_gmm_stream`` / ``GMMStream`` and ``GMMEnvironment`` (the federated GMM stream of
+  §4.4.5.1 as engine data, with the loss (4.24), ``mixture_kl``), ``dirichlet_weights`` (the separated limit),
+  ``MixtureStream`` (any labelled pools; ``DigitsMixtureStream`` is its digits case, §4.4.5.2);
+- ``algorithms``: ``GaussianFEMOMD`` (Algorithm 15), ``FEMOMD`` (Algorithms 14, 17), the baseline ``FedOMD`` and
+  ``OMD`` (exact gradients, the separated limit), all run online by ``fedlab.engine.run(..., order="evaluate_first")``
+  and registered in ``PRESETS``; ``omd_step`` and ``fedlab.gmm.em_step``: the two steps of FEM-OMD;
+- ``bounds.fem_omd_regret_bound`` and the other bounds: Theorems 4.4.2–4.4.5;
+- ``experiments``: the regret runs of §4.4.5 (``run_fem_omd_gmm``, ``gmm_regret``, ``thesis_fig49_configs`` /
+  ``regret_summary``, ``separated_limit_regret``, ``gradient_error_breakdown``, ``mixture_stream_regret`` /
+  ``digits_stream_regret``) and the rule that reads a regret curve as linear or sub-linear (``late_regret_ratio``,
+  ``sublinear_from``);
+- ``published``: what the thesis states (settings of Fig. 4.9, its statements, t0 of Fig. 4.10);
+- ``claims.chapter_claims`` / ``claims.paper_claims``: the thesis's statements against our measurements;
+- ``real_data.run_paper``: paper mode, Fig. 4.10 on MNIST and CIFAR-10 (§4.4.5.2); ``plots``: the figures.
 """

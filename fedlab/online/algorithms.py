@@ -24,17 +24,21 @@ client-specific. Mixture weights live in log space with a floor (:data:`fedlab.g
 of densities is formed in log space, so components whose weight goes to 0 never produce NaN or inf
 (spec §A.5 item 12).
 
-Both instances run online on the engine, ``fedlab.engine.run(algorithm, stream, rounds=T,
+Every algorithm runs online on the engine, ``fedlab.engine.run(algorithm, stream, rounds=T,
 order="evaluate_first")``: round :math:`t` first scores the played model on the step's data, then learns.
 
 * Gaussian mixtures :math:`\check P_j = \mathcal N(\mu^*_j, \sigma^2 I_d)` (Algorithm 15), a numpy
-  simulation with the exact loss and regret: :class:`GaussianFEMOMD` on a :class:`GMMEnvironment`, the
-  federated EM of :mod:`fedlab.gmm` inside, the building blocks :func:`mixture_weight_gradient`,
-  :func:`omd_step`, :func:`mixture_kl`, :func:`center_error`, and :func:`regret_curves`,
+  simulation with the exact loss and regret: :class:`GaussianFEMOMD` on a
+  :class:`~fedlab.online.data.GMMEnvironment`, the federated EM of :mod:`fedlab.gmm` inside, the building blocks
+  :func:`mixture_weight_gradient`, :func:`omd_step`, :func:`center_error`, and :func:`regret_curves`,
   :func:`played_weights`, :func:`logged` to read its History;
+* the fully separated limit (spec fact A9): :class:`OMD`, entropic online mirror descent with exact gradients on
+  the weights :math:`\pi^*_t` themselves (Theorem 4.4.3 without its error term);
 * discriminative models :math:`\check P_\omega(x, y)\propto\exp(-\ell(h_\omega; x, y))` (Algorithm 17):
   :class:`FEMOMD` (components as stacked parameters trained with ``local_sgd`` on responsibility-weighted
-  samples) on a stream ``t -> FederatedDataset``.
+  samples) on a stream ``t -> FederatedDataset``, and the thesis's baseline :class:`FedOMD`.
+
+Each is registered as ``METHODS["online:<name>"]`` (:data:`PRESETS`).
 """
 from __future__ import annotations
 
@@ -52,11 +56,12 @@ from fedlab._validation import (all_finite, check_array, check_bool, check_choic
 from fedlab.engine import (FederatedDataset, History, LocalSGD, broadcast, local_sgd, metrics_from_proba,
                            weighted_average)
 from fedlab.engine.local import DivergenceError
-from fedlab.gmm import (LOG_FLOOR, check_client_weights, check_samples, em_step, gaussian_log_kernel,
-                        log_sum_exp, log_weights)
+from fedlab.gmm import (LOG_FLOOR, check_client_weights, check_samples, em_step, gaussian_log_kernel, log_sum_exp,
+                        log_weights)
 from fedlab.models import Model, Params, init_stacked
-from fedlab.algorithms._common import ServerState, check_data, check_solver, client_weights
+from fedlab.algorithms.common import ServerState, check_data, check_solver, client_weights
 from fedlab.algorithms import METHODS, FedAvg
+from fedlab.online.data import LOG_CAP, STEP_CAP, GMMStep, sample_mixture
 
 __all__ = [
     "STEP_SCHEDULES",
@@ -66,10 +71,7 @@ __all__ = [
     "step_size",
     "omd_step",
     "mixture_weight_gradient",
-    "mixture_kl",
     "center_error",
-    "GMMStep",
-    "GMMEnvironment",
     "GaussianFEMOMDState",
     "GaussianFEMOMD",
     "regret_curves",
@@ -79,10 +81,10 @@ __all__ = [
     "FEMOMD",
     "FEDOMD_SCHEDULES",
     "FedOMD",
+    "OMDState",
+    "OMD",
+    "PRESETS",
 ]
-
-_LOG_CAP = math.log(1e300)  # largest log-magnitude of a gradient entry or of a step (keeps exp() finite)
-_STEP_CAP = 1e300
 
 # ----------------------------------------------------------------------------------------- step sizes
 
@@ -156,7 +158,7 @@ def omd_log_step(log_pi: np.ndarray, grad: np.ndarray, eta: float, grad_clip: fl
     if grad_clip is not None:
         grad = np.clip(grad, -grad_clip, grad_clip)
     with np.errstate(over="ignore", invalid="ignore"):
-        step = np.clip(eta * grad, -_STEP_CAP, _STEP_CAP)
+        step = np.clip(eta * grad, -STEP_CAP, STEP_CAP)
     return _normalise_log(log_pi - step)
 
 
@@ -204,18 +206,6 @@ def omd_step(log_pi: Any, grad: Any, lr: float, *, grad_clip: float | None = Non
 
 # ----------------------------------------------------------------------------------------- Gaussian mixtures
 
-def _check_variance(variance: Any) -> float:
-    return check_real("variance", variance, low=0, low_open=True)
-
-
-def _sample_mixture(rng: np.random.Generator, pi: np.ndarray, means: np.ndarray, n: int, variance: float) -> np.ndarray:
-    """n draws per row of ``pi`` (C, m) from :math:`\\sum_j\\pi_j\\mathcal N(\\mu_j,\\sigma^2I)`: (C, n, d)."""
-    cdf = np.cumsum(pi, axis=-1)
-    u = rng.random((pi.shape[0], n)) * cdf[:, -1:]
-    z = np.minimum((u[..., None] > cdf[:, None, :]).sum(-1), pi.shape[1] - 1)
-    return means[z] + math.sqrt(variance) * rng.standard_normal((pi.shape[0], n, means.shape[1]))
-
-
 def _log_neg_grad(z: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variance: float) -> np.ndarray:
     r"""log of :math:`-\hat\nabla_j = \mathrm{mean}_i f_j(z_i)/\sum_l\pi_l f_l(z_i)` for z (C, N, d) -> (C, m)."""
     lf = gaussian_log_kernel(z, means, variance)                         # (m, C, N)
@@ -224,7 +214,7 @@ def _log_neg_grad(z: np.ndarray, log_pi: np.ndarray, means: np.ndarray, variance
 
 
 def _grad_from_log(log_neg: np.ndarray) -> np.ndarray:
-    return -np.exp(np.minimum(log_neg, _LOG_CAP))
+    return -np.exp(np.minimum(log_neg, LOG_CAP))
 
 
 def mixture_weight_gradient(pi: Any, means: Any, *, pi_tilde: Any = None, samples: Any = None, n_mc: int = 30,
@@ -262,7 +252,7 @@ def mixture_weight_gradient(pi: Any, means: Any, *, pi_tilde: Any = None, sample
         Non-positive entries.
     """
     mu = check_array("means", means, ndim=2)
-    variance = _check_variance(variance)
+    variance = check_real("variance", variance, low=0, low_open=True)
     if (pi_tilde is None) == (samples is None):
         raise ValueError("give exactly one of pi_tilde (Monte Carlo from the estimated mixture) and samples.")
     pi = check_simplex("pi", pi, size=mu.shape[0])
@@ -274,70 +264,9 @@ def mixture_weight_gradient(pi: Any, means: Any, *, pi_tilde: Any = None, sample
         n_clients = max(1 if pt.ndim == 1 else pt.shape[0], 1 if pi.ndim == 1 else pi.shape[0])
         pt = check_client_weights("pi_tilde", pt, n_clients, mu.shape[0])
         n_mc = check_int("n_mc", n_mc, low=1)
-        z = _sample_mixture(as_numpy_rng(rng), pt, mu, n_mc, variance)
+        z = sample_mixture(pt, mu, n_mc, variance=variance, rng=as_numpy_rng(rng))
     pi = check_client_weights("pi", pi, n_clients, mu.shape[0])
     return _grad_from_log(_log_neg_grad(z, log_weights(pi), mu, variance))
-
-
-def _density_parts(lf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Component log-densities lf (m, ...) flattened to (m, P), their max over components (P,) and exp(lf - max)."""
-    flat = lf.reshape(lf.shape[0], -1)
-    mx = flat.max(0)
-    return flat, mx, np.exp(flat - mx)
-
-
-def _mixture_log_density(log_pi: np.ndarray, parts: tuple) -> np.ndarray:
-    """log sum_l pi_{c,l} f_l(z_p) for log_pi (C, m) -> (C, P): one matmul, exact log-sum-exp where it underflows."""
-    flat, mx, e = parts
-    dens = np.exp(log_pi) @ e
-    if dens.min() > 0:
-        return np.log(dens) + mx
-    with np.errstate(divide="ignore"):
-        out = np.log(dens) + mx
-    bad = np.nonzero(dens <= 0)
-    out[bad] = log_sum_exp(log_pi[bad[0]].T + flat[:, bad[1]], 0)
-    return out
-
-
-def mixture_kl(pi_p: Any, means_p: Any, pi_q: Any, means_q: Any, *, n_mc: int = 1000, rng: Any = None,
-               variance: float = 1.0) -> np.ndarray:
-    r"""Monte-Carlo KL between two spherical Gaussian mixtures, the loss (4.24) of the GMM instance.
-
-    .. math::
-        \mathrm{KL}(P\|Q) = \sum_r \pi^P_r\,
-        \mathbb E_{z\sim\mathcal N(\mu^P_r,\sigma^2I)}\left[\log\frac{P(z)}{Q(z)}\right],
-        \quad P = \sum_r\pi^P_r\mathcal N(\mu^P_r,\sigma^2I),\ Q = \sum_l\pi^Q_l\mathcal N(\mu^Q_l,\sigma^2I),
-
-    estimated with ``n_mc`` draws per component of P (stratified sampling, unbiased); the draws are
-    shared by the rows of ``pi_p`` / ``pi_q``.
-
-    Parameters
-    ----------
-    pi_p, pi_q : array (C, m) or (m,)
-        Weights on the simplex (rows paired).
-    means_p, means_q : array (m, d)
-    n_mc : int
-    rng : numpy Generator, int or None
-    variance : float
-
-    Returns
-    -------
-    np.ndarray (C,)
-    """
-    mp = check_array("means_p", means_p, ndim=2)
-    mq = check_array("means_q", means_q, ndim=2)
-    if mq.shape[1] != mp.shape[1]:
-        raise ValueError(f"means_q must have dimension {mp.shape[1]}, got shape {mq.shape}.")
-    pp, pq = check_simplex("pi_p", pi_p, size=mp.shape[0]), check_simplex("pi_q", pi_q, size=mq.shape[0])
-    c = max(1 if pp.ndim == 1 else pp.shape[0], 1 if pq.ndim == 1 else pq.shape[0])
-    pp, pq = check_client_weights("pi_p", pp, c, mp.shape[0]), check_client_weights("pi_q", pq, c, mq.shape[0])
-    n_mc = check_int("n_mc", n_mc, low=1)
-    variance = _check_variance(variance)
-    rng = as_numpy_rng(rng)
-    z = mp[:, None, :] + math.sqrt(variance) * rng.standard_normal((mp.shape[0], n_mc, mp.shape[1]))
-    log_p = _mixture_log_density(log_weights(pp), _density_parts(gaussian_log_kernel(z, mp, variance)))  # (C, m_P n)
-    log_q = _mixture_log_density(log_weights(pq), _density_parts(gaussian_log_kernel(z, mq, variance)))
-    return np.einsum("cr,cr->c", pp, (log_p - log_q).reshape(c, mp.shape[0], n_mc).mean(-1))
 
 
 _PERMS: dict[int, np.ndarray] = {}
@@ -374,134 +303,6 @@ def _center_error(mu: np.ndarray, ms: np.ndarray) -> float:
 
     rows, cols = linear_sum_assignment(dist ** 2)
     return float(dist[rows, cols].max())
-
-
-# ----------------------------------------------------------------------------------------- the GMM environment
-
-class GMMStep:
-    r"""Step :math:`t` of a federated Gaussian-mixture stream: the clients' samples and what scores the played model.
-
-    :math:`\mathcal P_{t,c} = \sum_j\pi^*_{t,c,j}\mathcal N(\mu^*_j, \sigma^2I_d)`. Built by :class:`GMMEnvironment`.
-
-    Attributes
-    ----------
-    t : int
-        The step, 1-based.
-    horizon : int
-        T.
-    means_star : np.ndarray (m, d)
-    weights_star : np.ndarray (C, m)
-        :math:`\pi^*_{t,c}`.
-    log_comparator : np.ndarray (C, m)
-        :math:`\log\bar\pi^*_c`, the time-averaged weights of the best fixed model in hindsight.
-    samples : np.ndarray (C, n, d)
-        :math:`\mathcal S_{t,c}`.
-    loss_draws : np.ndarray (m, L, d)
-        L draws of each :math:`\mathcal N(\mu^*_r, \sigma^2I)`, shared by the clients (stratified Monte Carlo).
-    variance : float
-        :math:`\sigma^2`, known to the clients.
-    """
-
-    def __init__(self, t: int, horizon: int, means_star: np.ndarray, weights_star: np.ndarray,
-                 log_comparator: np.ndarray, samples: np.ndarray, loss_draws: np.ndarray, variance: float) -> None:
-        self.t, self.horizon, self.variance = t, horizon, variance
-        self.means_star, self.weights_star, self.log_comparator = means_star, weights_star, log_comparator
-        self.samples, self.loss_draws = samples, loss_draws
-        self._log_w = log_weights(weights_star)
-        # component densities of the true mixture at the m * L draws
-        self._star = _density_parts(gaussian_log_kernel(loss_draws, means_star, variance))
-
-    def _shape(self) -> tuple[int, int, int]:
-        return self.weights_star.shape[0], self.loss_draws.shape[0], self.loss_draws.shape[1]
-
-    def losses(self, log_pi: np.ndarray, means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r"""The KL loss (4.24) of the played model and of the comparator, on the same draws.
-
-        :math:`\varphi_{t,c}(\mu, \pi_c)` and :math:`\varphi_{t,c}(\mu^*, \bar\pi^*_c)` (common random numbers), for
-        ``log_pi`` (C, m) and ``means`` (m, d); two arrays (C,).
-        """
-        star = self._star
-        play = _density_parts(gaussian_log_kernel(self.loss_draws, means, self.variance))
-        # mixture densities at the draws, scaled by exp(-max_l log f_l(z)): P = D * exp(mx)
-        d_p, d_q = np.exp(self._log_w) @ star[2], np.exp(log_pi) @ play[2]
-        d_bar = np.exp(self.log_comparator) @ star[2]
-        if min(d_p.min(), d_q.min(), d_bar.min()) > 0:                # in place: these are (C, m L) arrays
-            p_minus_q = np.log(np.divide(d_p, d_q, out=d_q), out=d_q)
-            p_minus_q += star[1] - play[1]
-            p_minus_bar = np.log(np.divide(d_p, d_bar, out=d_bar), out=d_bar)
-        else:                                                          # some density underflowed: log path
-            log_p = _mixture_log_density(self._log_w, star)
-            p_minus_q = log_p - _mixture_log_density(log_pi, play)
-            p_minus_bar = log_p - _mixture_log_density(self.log_comparator, star)
-        shape, ws = self._shape(), self.weights_star
-        return (np.einsum("cr,cr->c", ws, p_minus_q.reshape(shape).mean(-1)),
-                np.einsum("cr,cr->c", ws, p_minus_bar.reshape(shape).mean(-1)))
-
-    def true_gradient(self, log_pi: np.ndarray) -> np.ndarray:
-        r"""The exact gradient (4.27) at the played weights, estimated on the loss draws, (C, m).
-
-        :math:`\nabla_{t,c,j} = -\sum_r\pi^*_{t,c,r}\,\mathbb E_{z\sim\mathcal N(\mu^*_r,\sigma^2I)}
-        [f^*_j(z)/\sum_l\pi_{t,c,l}f^*_l(z)]`.
-        """
-        star, (c, m, n_draws) = self._star, self._shape()
-        d_den = np.exp(log_pi) @ star[2]
-        if d_den.min() > 0:                                            # exp(mx) / P_played(z), in place
-            inv = np.minimum(np.divide(1.0, d_den, out=d_den), _STEP_CAP, out=d_den)
-        else:
-            inv = np.exp(np.minimum(star[1] - _mixture_log_density(log_pi, star), _LOG_CAP))
-        weighted = inv.reshape(c, m, n_draws)
-        weighted *= self.weights_star[:, :, None]
-        return -(weighted.reshape(c, -1) @ star[2].T) / n_draws
-
-
-class GMMEnvironment:
-    r"""The federated Gaussian-mixture stream of §4.4.5.1 as engine data: ``env(t)`` is the :class:`GMMStep` t + 1.
-
-    :math:`\mathcal P_{t,c} = \sum_j\pi^*_{t,c,j}\mathcal N(\mu^*_j,\sigma^2I_d)`, the weights chosen by the
-    environment (possibly adversarially). Step t draws the n samples of every client from
-    ``(seed, t, Stream.ONLINE_DATA)`` and the loss draws from ``(seed, t, Stream.ONLINE_LOSS)``; the comparator is
-    the best fixed model in hindsight :math:`(\mu^*, \bar\pi^*_c)`, :math:`\bar\pi^*_c = \frac1T\sum_s\pi^*_{s,c}`.
-
-    Parameters
-    ----------
-    means_star : array (m, d)
-        True centres :math:`\mu^*_j`.
-    weights_star : array (T, C, m)
-        True weights :math:`\pi^*_{t,c}` on the simplex.
-    n_samples : int
-        Samples per client and step, :math:`n \ge 1`.
-    n_mc_loss : int
-        Draws per component to estimate the loss and the true gradient (>= 1).
-    variance : float
-        Known component variance :math:`\sigma^2 > 0` (1 in the thesis).
-    seed : int
-    """
-
-    def __init__(self, means_star: Any, weights_star: Any, *, n_samples: int = 30, n_mc_loss: int = 200,
-                 variance: float = 1.0, seed: int = 0) -> None:
-        self.means_star = check_array("means_star", means_star, ndim=2)
-        m = self.means_star.shape[0]
-        self.weights_star = check_simplex("weights_star", weights_star, size=m)
-        if self.weights_star.ndim != 3 or 0 in self.weights_star.shape[:2]:
-            raise ValueError("weights_star must have shape (T, C, m) with at least one step and one client, got "
-                             f"{self.weights_star.shape}.")
-        self.n_samples = check_int("n_samples", n_samples, low=1)
-        self.n_mc_loss = check_int("n_mc_loss", n_mc_loss, low=1)
-        self.variance = _check_variance(variance)
-        self.seed = check_int("seed", seed, low=0)
-        self.log_comparator = log_weights(self.weights_star.mean(0))
-
-    @property
-    def horizon(self) -> int:
-        return int(self.weights_star.shape[0])
-
-    def __call__(self, t: int) -> GMMStep:
-        t = check_int("t", t, low=0, high=self.horizon - 1)
-        mu, ws, step = self.means_star, self.weights_star[t], t + 1
-        shape = (mu.shape[0], self.n_mc_loss, mu.shape[1])
-        z = mu[:, None, :] + math.sqrt(self.variance) * numpy_rng(self.seed, step, Stream.ONLINE_LOSS).standard_normal(shape)
-        x = _sample_mixture(numpy_rng(self.seed, step, Stream.ONLINE_DATA), ws, mu, self.n_samples, self.variance)
-        return GMMStep(step, self.horizon, mu, ws, self.log_comparator, x, z, self.variance)
 
 
 # ----------------------------------------------------------------------------------------- FEM-OMD for GMMs
@@ -544,7 +345,8 @@ def _inner_em(x: np.ndarray, means: np.ndarray, log_pi0: np.ndarray, n_steps: in
 
 
 class GaussianFEMOMD:
-    r"""FEM-OMD for Gaussian mixtures (Algorithm 15, index-corrected; dynamic spec §A.2.4) on a :class:`GMMEnvironment`.
+    r"""FEM-OMD for Gaussian mixtures (Algorithm 15, index-corrected; dynamic spec §A.2.4) on a
+    :class:`~fedlab.online.data.GMMEnvironment`.
 
     Run with ``fedlab.engine.run(algorithm, environment, rounds=T, seed=seed, order="evaluate_first")``. At step t
     ``evaluate`` scores the played :math:`(\mu_t, \pi_{t,c})` — ``kl``, the loss :math:`\varphi_{t,c}` (4.24),
@@ -617,7 +419,7 @@ class GaussianFEMOMD:
         mu = t / (t + 1) * state.means + mu_em / (t + 1)                # running average, previous mu_t
         if self.gradient == "model":
             n_mc = data.samples.shape[1] if self.n_mc is None else self.n_mc
-            z = _sample_mixture(numpy_rng(seed, t, Stream.ONLINE_GRAD), pi_tilde, mu, n_mc, data.variance)
+            z = sample_mixture(pi_tilde, mu, n_mc, variance=data.variance, rng=numpy_rng(seed, t, Stream.ONLINE_GRAD))
         else:
             z = data.samples
         g = _grad_from_log(_log_neg_grad(z, state.log_pi, mu, data.variance))   # at the played weights
@@ -922,5 +724,93 @@ class FedOMD(FedAvg):
         return ServerState(weighted_average(new, p), t), {"lr": lr, "local_loss": float(loss.mean())}
 
 
-METHODS.register("fem_omd", FEMOMD, chapter="online", label="FEM-OMD")
-METHODS.register("fedomd", FedOMD, chapter="online", label="FedOMD (Euclidean)")
+# ----------------------------------------------------------------------------------------- the separated limit
+
+@dataclass(frozen=True)
+class OMDState:
+    """Every client's log weights ``(C, m)`` and the step count."""
+
+    log_pi: np.ndarray
+    round: int = 0
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Weights :math:`\\pi_{t,c}`, shape (C, m)."""
+        return np.exp(self.log_pi)
+
+
+class OMD:
+    r"""Entropic online mirror descent on the simplex with exact gradients: the fully separated limit of FEM-OMD.
+
+    When the components do not overlap, the loss (4.24) of played weights :math:`\pi` is
+    :math:`\psi_t(\pi) = \mathrm{KL}(\pi^*_t\|\pi)` with the exact gradient :math:`-\pi^*_t/\pi` (spec fact A9), and
+    FEM-OMD reduces to Algorithm 16 without gradient error: Theorem 4.4.3 applies with its first term only. The data
+    of round t is :math:`\pi^*_t`, an array (C, m) on the simplex (one row per client; a stream ``t -> array``).
+    ``evaluate`` scores the played weights, ``kl`` :math:`= \mathrm{KL}(\pi^*_t\|\pi_t)` per client; ``round``
+    takes the step :func:`omd_step` with :math:`\eta_t` from :data:`STEP_SCHEDULES` (``"constant"``: the fixed
+    :math:`\eta` of the theorem, e.g. :func:`fedlab.online.bounds.omd_stepsize`). Its info: ``eta`` and
+    ``max_grad`` (:math:`\max_c\|\nabla_{t,c}\|_\infty`, what :math:`G_{\mathcal R}` must bound).
+
+    Parameters
+    ----------
+    lr : float
+        :math:`\eta_0 > 0`.
+    schedule : {"anytime", "fixed", "constant"}
+    horizon : int, optional
+        T, required by ``schedule="fixed"``.
+
+    >>> from fedlab.engine import run
+    >>> pi_star = np.array([[0.9, 0.1], [0.8, 0.2], [0.9, 0.1]])
+    >>> state, history = run(OMD(lr=0.5, schedule="constant"), lambda t: pi_star[t][None], rounds=3,
+    ...                      order="evaluate_first", progress=False)
+    >>> bool(state.weights[0, 0] > 0.5)
+    True
+    """
+
+    def __init__(self, *, lr: float = 1.0, schedule: str = "constant", horizon: int | None = None) -> None:
+        self.lr = check_real("lr", lr, low=0, low_open=True)
+        self.schedule = check_choice("schedule", schedule, STEP_SCHEDULES)
+        self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
+        if self.schedule == "fixed" and self.horizon is None:
+            raise ValueError("schedule='fixed' needs horizon=T (eta = lr * sqrt(log m / T)).")
+
+    @staticmethod
+    def _weights(data: Any) -> np.ndarray:
+        pi_star = check_simplex("data", data, ndim=2)
+        if 0 in pi_star.shape:
+            raise ValueError(f"data must hold the weights of at least one client, shape (C, m), got {pi_star.shape}.")
+        return pi_star
+
+    def init(self, data: Any, seed: int) -> OMDState:
+        c, m = self._weights(data).shape
+        check_int("seed", seed, low=0)
+        return OMDState(np.full((c, m), -math.log(m)), 0)
+
+    def round(self, state: OMDState, data: Any, seed: int) -> tuple[OMDState, dict]:
+        pi_star = self._weights(data)
+        if pi_star.shape != state.log_pi.shape:
+            raise ValueError(f"data must have the state's shape {state.log_pi.shape}, got {pi_star.shape}.")
+        t, m = state.round + 1, pi_star.shape[1]
+        grad = -pi_star / np.exp(state.log_pi)
+        eta = STEP_SCHEDULES[self.schedule](t, self.horizon, m, self.lr)
+        info = {"eta": eta, "max_grad": float(np.abs(grad).max())}
+        return OMDState(omd_log_step(state.log_pi, grad, eta, None), t), info
+
+    def evaluate(self, state: OMDState, data: Any) -> dict[str, np.ndarray]:
+        """``kl``: :math:`\\mathrm{KL}(\\pi^*_t\\|\\pi_t)` of every client, array (C,)."""
+        pi_star = self._weights(data)
+        return {"kl": np.sum(pi_star * (np.log(pi_star) - np.log(np.exp(state.log_pi))), axis=-1)}
+
+
+# ----------------------------------------------------------------------------------------- the chapter's methods
+
+for _name, _cls, _label in [
+        ("gaussian_fem_omd", GaussianFEMOMD, "FEM-OMD for Gaussian mixtures (Algorithm 15)"),
+        ("omd", OMD, "entropic OMD, exact gradients (separated limit)"),
+        ("fem_omd", FEMOMD, "FEM-OMD"), ("fedomd", FedOMD, "FedOMD (Euclidean)")]:
+    METHODS.register(_name, _cls, chapter="online", label=_label)
+
+PRESETS = METHODS.presets("online")
+"""The chapter's methods by short name. ``fem_omd`` and ``fedomd`` build as ``PRESETS[name](model, solver,
+**options)``; the numpy simulations ``gaussian_fem_omd`` and ``omd`` take no model: build them from their class,
+``PRESETS[name].cls(**options)``."""

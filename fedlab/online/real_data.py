@@ -1,12 +1,12 @@
 r"""Paper mode of notebook 06: FEM-OMD against FedOMD on MNIST and CIFAR-10 (thesis §4.4.5.2, Fig. 4.10).
 
-The environment of §4.4.5.2 on the real images (:class:`fedlab.online.experiments.MixtureStream`,
+The environment of §4.4.5.2 on the real images (:class:`fedlab.online.data.MixtureStream`,
 ``mode="label_groups"``): the 10 classes cut into m = 4 groups, one base distribution each; at every step t client c
 draws :math:`\pi^*_{t,c}\sim\mathrm{Dir}(0.1)`, then :math:`\mathbf n_t\sim\mathcal M(n, \pi^*_{t,c})` training
 samples from the training images and :math:`\mathbf n'_t\sim\mathcal M(n', \pi^*_{t,c})` test samples from the test
 images of each group (with replacement). C = 10 clients, n' = 1, n = 6 (MNIST) or 5 (CIFAR-10), T = 1,000 steps.
 
-Models: MNIST a 2-layer fully connected network (``"mnist_mlp"`` of :data:`fedlab.paper.MODELS`, 784-200-10; our
+Models: MNIST a 2-layer fully connected network (``"mnist_mlp"`` of :data:`fedlab.paper_mode.MODELS`, 784-200-10; our
 width: the thesis does not give it), CIFAR-10 the shallow CNN :func:`fedlab.models.cifar_cnn` (2 conv + 2 FC). FEM-OMD
 (:class:`~fedlab.online.algorithms.FEMOMD`, m = 4 components of that model) and the baseline FedOMD
 (:class:`~fedlab.online.algorithms.FedOMD`, Euclidean mirror map) run online on the engine
@@ -14,13 +14,12 @@ width: the thesis does not give it), CIFAR-10 the shallow CNN :func:`fedlab.mode
 
 Metric (4.47): the accuracy regret :math:`R'_{T,c} = \sum_t\mathrm{Acc}(h^*, \mathcal S'_{t,c}) -
 \mathrm{Acc}(h_{t,c}, \mathcal S'_{t,c})`, averaged over clients (and then over seeds). :math:`h^*` is our reading of
-"the optimal model trained on all samples": the same architecture trained centrally (:func:`train_central`, SGD on
-the pooled training samples of every step and client) for the epochs of the setting's ``loader["comparator"]``.
+"the optimal model trained on all samples": the same architecture trained centrally (:func:`train_central`:
+:class:`fedlab.algorithms.Centralized` run by the engine on the pooled training samples of every step and client)
+for the epochs of the setting's ``loader["comparator"]``.
 
-Claims (:func:`paper_claims`) use the notebook's rule: a regret curve reads as linear when its log-log slope is at
-least :data:`LINEAR` = 0.8; here the slope is taken on :math:`[t/4, t]` at every checkpoint t, and the curve is
-*sub-linear from* the first checkpoint after which every slope stays below 0.8 up to T
-(:func:`fedlab.online.experiments.sublinear_from`).
+Fig. 4.10's claims are :func:`fedlab.online.claims.paper_claims` (decided by
+:func:`fedlab.online.experiments.sublinear_from`).
 """
 from __future__ import annotations
 
@@ -31,30 +30,26 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
-from fedlab._rng import Stream, torch_generator
 from fedlab._validation import check_array, check_choice, check_int, check_sequence, check_type
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command, require
+from fedlab.algorithms import Centralized
+from fedlab.data.fetch import require
 from fedlab.data.vision import load_cifar10, load_mnist
-from fedlab.engine import ClientData, LocalSGD, local_sgd, resolve_device
+from fedlab.engine import ClientData, FederatedDataset, LocalSGD, resolve_device, run
 from fedlab.models import Model
-from fedlab.online.experiments import MixtureStream, loglog_slope, mixture_stream_regret, sublinear_from
 from fedlab.online.algorithms import FEMOMD, FedOMD
-from fedlab.paper import (DATA_SHAPES, PaperSetting, check_seed_means, seconds_per_round, setting_from_dict,
-                          sweep_seed_means)
+from fedlab.online.data import MixtureStream
+from fedlab.online.experiments import mixture_stream_regret
+from fedlab.paper_mode import (DATA_SHAPES, PaperSetting, check_settings, seconds_per_round, setting_from_dict,
+                               sweep_seed_means)
 
-__all__ = ["CHAPTER", "DATASETS", "METHODS", "PAPER_NAMES", "LINEAR", "T0_FRACTION", "SETTINGS",
-           "paper_stream", "train_central", "online_paper_run", "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["CHAPTER", "DATASETS", "TABLE_METHODS", "PAPER_NAMES", "SETTINGS", "paper_stream", "train_central",
+           "online_paper_run", "run_paper", "expected_seconds"]
 
 CHAPTER = "06_online_mixtures"
 DATASETS: tuple[str, ...] = ("mnist", "cifar10")
-METHODS: tuple[str, ...] = ("fem_omd", "fedomd")
-"""Fig. 4.10's methods: FEM-OMD and the baseline FedOMD."""
+TABLE_METHODS: tuple[str, ...] = ("fem_omd", "fedomd")
+"""Fig. 4.10's methods: FEM-OMD and the baseline FedOMD (``PRESETS`` names of :mod:`fedlab.online.algorithms`)."""
 PAPER_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
-LINEAR = 0.8
-"""A log-log regret slope of at least 0.8 reads as linear (the notebook's rule, section 10)."""
-T0_FRACTION = 0.2
-"""The thesis's :math:`t_0 = 200` of T = 1,000, as a fraction of the horizon."""
 
 _LOADERS: dict[str, Callable] = {"mnist": load_mnist, "cifar10": load_cifar10}
 _COMMON = ("§4.4.5.2: the 10 classes split into m = 4 subsets, C = 10 clients, π*_{t,c} ~ Dir(0.1) drawn at every "
@@ -79,13 +74,10 @@ SETTINGS: dict[str, PaperSetting] = {
         loader={"stream": {"n_components": 4, "n_samples": 5, "n_test": 1, "alpha": 0.1}, "omd_lr": 1.0,
                 "comparator": {"epochs": 10, "batch_size": 64, "lr": 0.01, "momentum": 0.9}}),
 }
-"""One :class:`~fedlab.paper.PaperSetting` per data set: ``clients`` is C, ``rounds`` T, ``lr`` the SGD step of
+"""One :class:`~fedlab.paper_mode.PaperSetting` per data set: ``clients`` is C, ``rounds`` T, ``lr`` the SGD step of
 FEM-OMD's M-step and FedOMD's :math:`\\eta_0`, ``batch_size`` n; ``loader`` holds the stream's options, FEM-OMD's
-OMD step and :math:`h^*`'s training (this chapter builds its own stream, not :func:`fedlab.paper.load_federated`'s
+OMD step and :math:`h^*`'s training (this chapter builds its own stream, not :func:`fedlab.data.federated.load_federated`'s
 split)."""
-
-_NOT_RUN = "needs the real data set (MODE='paper'): "
-
 
 def _check_setting(setting) -> PaperSetting:
     setting = check_type("setting", setting, PaperSetting)
@@ -95,11 +87,6 @@ def _check_setting(setting) -> PaperSetting:
         if key not in setting.loader:
             raise ValueError(f"setting.loader must hold 'stream', 'omd_lr' and 'comparator', lacks {key!r}.")
     return setting
-
-
-def _check_settings(settings) -> dict[str, PaperSetting]:
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
-    return {k: _check_setting(check_type(f"settings[{k!r}]", v, PaperSetting)) for k, v in settings.items()}
 
 
 def paper_stream(setting: PaperSetting, seed: int = 0, *, pools=None) -> MixtureStream:
@@ -119,9 +106,10 @@ def paper_stream(setting: PaperSetting, seed: int = 0, *, pools=None) -> Mixture
 
 def train_central(model: Model, x: Any, y: Any, *, epochs: int, batch_size: int, lr: float, momentum: float = 0.0,
                   seed: int = 0, device=None) -> Callable[[np.ndarray], np.ndarray]:
-    r""":math:`h^*` of (4.47): ``model`` trained centrally on ``(x, y)`` by minibatch SGD (the engine's
-    ``local_sgd`` on one client: ``epochs`` × ⌈N / batch_size⌉ steps, batches drawn with replacement, the momentum
-    buffer restarting every epoch), from the initialisation of ``seed``. Returns ``predict``: inputs -> labels."""
+    r""":math:`h^*` of (4.47): ``model`` trained centrally on ``(x, y)``, :class:`fedlab.algorithms.Centralized` run by
+    the engine for ``epochs`` rounds of ⌈N / batch_size⌉ minibatch SGD steps (batches drawn with replacement, the
+    momentum buffer restarting every epoch), from the initialisation of ``seed``. Returns ``predict``: inputs ->
+    labels."""
     check_type("model", model, Model)
     x = check_array("x", x, dtype=None, finite=False)
     if x.dtype.kind not in "fiu" or x.ndim < 2 or len(x) == 0:
@@ -131,16 +119,17 @@ def train_central(model: Model, x: Any, y: Any, *, epochs: int, batch_size: int,
     epochs, seed = check_int("epochs", epochs, low=1), check_int("seed", seed, low=0)
     solver = LocalSGD(lr=lr, local_steps=math.ceil(len(x) / check_int("batch_size", batch_size, low=1)),
                       batch_size=batch_size, momentum=momentum)
-    data = ClientData.from_arrays([x], [y]).to(resolve_device(device))
-    params = {k: v.unsqueeze(0).to(data.device) for k, v in model.init(torch_generator(seed, Stream.INIT)).items()}
-    for epoch in range(epochs):
-        params, _ = local_sgd(model, params, data, solver, key=(seed, epoch, Stream.LOCAL), backend="loop")
-    single = {k: v[0] for k, v in params.items()}
+    pooled = ClientData.from_arrays([x], [y])
+    data = FederatedDataset(pooled, pooled)
+    state, _ = run(Centralized(model, solver), data, rounds=epochs, seed=seed, eval_every=epochs, progress=False,
+                   device=resolve_device(device))
+    params = state.params
 
     @torch.no_grad()
     def predict(inputs: np.ndarray) -> np.ndarray:
         inputs = torch.as_tensor(np.asarray(inputs, dtype=np.float32))
-        return np.concatenate([model.forward(single, part.to(data.device)).argmax(-1).cpu().numpy()
+        device = next(iter(params.values())).device
+        return np.concatenate([model.forward(params, part.to(device)).argmax(-1).cpu().numpy()
                                for part in torch.split(inputs, 1024)]) if len(inputs) else np.zeros(0, np.int64)
 
     return predict
@@ -156,14 +145,14 @@ def online_paper_run(*, setting: Mapping, seed: int = 0, device=None) -> dict:
     options = s.loader["comparator"]
     comparator = lambda x, y: train_central(s.build_model(), x, y, seed=seed, device=device, **options)
     return mixture_stream_regret(stream, model=s.build_model, comparator=comparator, horizon=s.rounds,
-                                 methods=METHODS, lr=s.loader["omd_lr"], lr_em=s.lr, local_steps=s.local_steps,
+                                 methods=TABLE_METHODS, lr=s.loader["omd_lr"], lr_em=s.lr, local_steps=s.local_steps,
                                  batch_size=s.batch_size, seed=seed, device=device)
 
 
 def _seed_mean(runs: list[dict]) -> dict:
     """Curves and numbers averaged over seeds; each method keeps its per-seed regret curves (``regret_runs``)."""
     mean = {"t": runs[0]["t"], "comparator_accuracy": float(np.mean([r["comparator_accuracy"] for r in runs]))}
-    for m in METHODS:
+    for m in TABLE_METHODS:
         mean[m] = {"regret": np.mean([r[m]["regret"] for r in runs], 0).tolist(),
                    "regret_runs": [r[m]["regret"] for r in runs],
                    "accuracy": np.mean([r[m]["accuracy"] for r in runs], 0).tolist(),
@@ -182,70 +171,8 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
         ``{setting: {"seeds": [...], "mean": {"t", "comparator_accuracy", method: {"regret", "regret_runs",
         "accuracy", "mean_accuracy"}}}}`` (curves averaged over seeds).
     """
-    return sweep_seed_means(online_paper_run, _check_settings(settings), datasets, seeds=seeds, device=device,
-                            store=store, average=_seed_mean)
-
-
-def _shape(mean: dict, method: str) -> tuple[int | None, float]:
-    """When ``method``'s seed-mean regret becomes sub-linear (None: not at T), and its slope on [T/4, T]."""
-    t, regret = np.asarray(mean["t"], float), np.asarray(mean[method]["regret"], float)
-    return sublinear_from(t, regret, linear=LINEAR), loglog_slope(t, regret)
-
-
-def _said(mean: dict, method: str) -> str:
-    since, slope = _shape(mean, method)
-    at_t = f"slope on [T/4, T] {slope:.2f}" if np.isfinite(slope) else "regret ≤ 0 somewhere on [T/4, T]"
-    return (f"sub-linear from t = {since}" if since is not None else "not sub-linear at T") + f" ({at_t})"
-
-
-def _context(mean: dict) -> str:
-    return (f"h* accuracy {mean['comparator_accuracy']:.3f}; accuracy over the second half: FEM-OMD "
-            f"{mean['fem_omd']['mean_accuracy']:.3f}, FedOMD {mean['fedomd']['mean_accuracy']:.3f}; regret at T: "
-            f"FEM-OMD {mean['fem_omd']['regret'][-1]:.1f}, FedOMD {mean['fedomd']['regret'][-1]:.1f}")
-
-
-def _rule(horizon: int | str) -> str:
-    return (f"rule: log-log slope of the seed-mean accuracy regret on [t/4, t] below {LINEAR} at every checkpoint "
-            f"from t to T = {horizon}")
-
-
-def _mnist_claims(mean: dict | None) -> list[Claim]:
-    src = "§4.4.5.2, Fig. 4.10, MNIST"
-    why = "" if mean is not None else _NOT_RUN + fetch_command("mnist")
-    horizon = len(mean["t"]) if mean is not None else 1000
-    t0 = max(1, round(T0_FRACTION * horizon))
-    fem, fed = (_shape(mean, m)[0] for m in METHODS) if mean is not None else (None, None)
-    later = None if mean is None else bool(fem is not None and (fed is None or fed > fem))
-    return [
-        Claim(CHAPTER, src, f"FEM-OMD's accuracy regret is sub-linear from some t ≤ t0 = {t0} on ({_rule(horizon)})",
-              "sub-linear before t0 = 200", None if mean is None else "FEM-OMD " + _said(mean, "fem_omd"),
-              "qualitative", holds=None if mean is None else bool(fem is not None and fem <= t0),
-              why=why or _context(mean)),
-        Claim(CHAPTER, src, "FedOMD takes longer than FEM-OMD to become sub-linear (same rule; never counts as "
-              "later)", "FedOMD later",
-              None if mean is None else f"FEM-OMD {_said(mean, 'fem_omd')}; FedOMD {_said(mean, 'fedomd')}",
-              "qualitative", holds=later, why=why or _context(mean)),
-    ]
-
-
-def _cifar_claims(mean: dict | None) -> list[Claim]:
-    why = "" if mean is not None else _NOT_RUN + fetch_command("cifar10")
-    horizon = len(mean["t"]) if mean is not None else 1000
-    neither = None if mean is None else all(_shape(mean, m)[0] is None for m in METHODS)
-    return [Claim(CHAPTER, "§4.4.5.2, Fig. 4.10, CIFAR-10", f"neither FEM-OMD nor FedOMD has a sub-linear accuracy "
-                  f"regret within T = {horizon} (same rule: slope on [T/4, T] ≥ {LINEAR} for both)", "neither sub-linear",
-                  None if mean is None else f"FEM-OMD {_said(mean, 'fem_omd')}; FedOMD {_said(mean, 'fedomd')}",
-                  "qualitative", holds=neither, why=why or _context(mean))]
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Fig. 4.10's claims from :func:`run_paper`'s ``results``: MNIST, FEM-OMD sub-linear before
-    :math:`t_0 = 200` (:data:`T0_FRACTION` of T) and FedOMD later; CIFAR-10, neither sub-linear within T. Each is
-    decided by :func:`fedlab.online.experiments.sublinear_from` (:data:`LINEAR`) on the seed-mean regret.
-    ``None`` (or a data set absent from them) gives its claims as not run, with the fetch command."""
-    results = check_seed_means(results)
-    mean = {name: results[name]["mean"] if name in results else None for name in DATASETS}
-    return _mnist_claims(mean["mnist"]) + _cifar_claims(mean["cifar10"])
+    return sweep_seed_means(online_paper_run, check_settings(settings, SETTINGS, _check_setting), datasets,
+                            seeds=seeds, device=device, store=store, average=_seed_mean)
 
 
 def _stand_in_pools(setting: PaperSetting, size: int = 64):
@@ -256,12 +183,12 @@ def _stand_in_pools(setting: PaperSetting, size: int = 64):
 
 def expected_seconds(device=None, settings: Mapping | None = None) -> dict[str, float]:
     """Expected total run time (s) of each setting on this machine: the online steps, measured with
-    :func:`fedlab.paper.seconds_per_round` of FEM-OMD and FedOMD on a stream of random stand-in images of the real
+    :func:`fedlab.paper_mode.seconds_per_round` of FEM-OMD and FedOMD on a stream of random stand-in images of the real
     shapes (training and evaluation, after a warm-up step), × T; plus :math:`h^*`'s training, measured on four SGD
     steps, × epochs × ⌈C·n·T / batch⌉; all × seeds. Loading the files and predicting with :math:`h^*` are not
     counted."""
     out = {}
-    for name, s in _check_settings(settings).items():
+    for name, s in check_settings(settings, SETTINGS, _check_setting).items():
         stream = paper_stream(s, pools=_stand_in_pools(s))
         solver = LocalSGD(lr=s.lr, local_steps=s.local_steps, batch_size=s.batch_size)
         algorithms = [FEMOMD(s.build_model(), solver, n_components=stream.n_components, lr=s.loader["omd_lr"],

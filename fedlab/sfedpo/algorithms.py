@@ -52,7 +52,7 @@ from fedlab.engine import (LocalSGD, broadcast, evaluate, local_sgd, metrics_fro
                            weighted_average)
 from fedlab.models import Model, Params, check_param_dict
 from fedlab.algorithms import METHODS
-from fedlab.algorithms._common import (check_solver, initial_params)
+from fedlab.algorithms.common import (check_solver, initial_params)
 
 
 __all__ = [
@@ -264,7 +264,8 @@ for _name, _label, _options, _solver_options in [
         ("sfedpo_saw", "SAW only", dict(sampling="uniform", aggregation="saw"), {}),
         ("sfedpo_exact", "exact QPs (82) + (92)", dict(sampling="exact", aggregation="saw_exact"), {}),
         ("fedavg_buffer", "FedAvg, uniform buffer sampling", dict(sampling="uniform", aggregation="uniform"), {}),
-        ("fedavg_latest", "FedAvg on the latest data (≈ FedOGD/FedOMD)", dict(sampling="latest", aggregation="uniform"), {}),
+        ("fedavg_latest", "FedAvg on the latest data (≈ FedOGD/FedOMD)",
+         dict(sampling="latest", aggregation="uniform"), {}),
         ("fedavg_reservoir", "FedAvg, reservoir buffer",
          dict(sampling="uniform", aggregation="uniform", buffer_rule="reservoir"), {}),
         ("fedavg_static", "FedAvg, buffer never refreshed",

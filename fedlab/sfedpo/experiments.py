@@ -11,7 +11,10 @@ r"""Experiments of the SFedPO chapter (spec ``dynamic.md`` §B.8-B.9).
 * :data:`ABLATIONS`, :func:`ablation_configs` and :func:`ablation_gains`: the one-parameter ablations of the
   paper's Figs. 2-3 (time steps, rounds, buffer size, sampling budget, the DDS and SAW constants) and the number of
   states, as :func:`compare_methods` runs and paired gains.
-* :data:`PAPER_TABLE1`, :data:`PAPER_TABLE2`, :data:`PAPER_TABLE3`: the published numbers.
+* :func:`explorer_draws`: the explorer's bounds over several draws of its environment (the spread that the
+  spec's reference numbers, from another draw, are judged against).
+
+The paper's published numbers are in :mod:`fedlab.sfedpo.published`, its claims in :mod:`fedlab.sfedpo.claims`.
 """
 from __future__ import annotations
 
@@ -53,10 +56,7 @@ __all__ = [
     "ABLATIONS",
     "ablation_configs",
     "ablation_gains",
-    "PAPER_TABLE1",
-    "PAPER_TABLE1_STD",
-    "PAPER_TABLE2",
-    "PAPER_TABLE3",
+    "explorer_draws",
 ]
 
 #: Display names of the methods of :data:`fedlab.sfedpo.algorithms.PRESETS`.
@@ -485,7 +485,8 @@ def ablation_gains(records: Sequence[Mapping], param: str) -> dict:
     dict
         ``figure``, ``param``, ``method``, ``values`` (sorted), ``accuracy`` {method or baseline: list of mean
         accuracy (%)}, ``gain`` {baseline: list of (mean, std) over seeds of the paired difference (pp)},
-        ``n_seeds`` (per value, the smallest).
+        ``gain_seeds`` {baseline: list, per value, of the paired differences of every seed (pp), in the records'
+        order}, ``n_seeds`` (per value, the smallest).
     """
     check_choice("param", param, ABLATIONS)
     check_sequence("records", records, nonempty=True)
@@ -504,52 +505,41 @@ def ablation_gains(records: Sequence[Mapping], param: str) -> dict:
     return {"figure": figure, "param": param, "method": method, "values": values,
             "accuracy": {m: mean_acc(m) for m in (method, *baselines)},
             "gain": {b: [stat([a[method] - a[b] for a in by_value[v]]) for v in values] for b in baselines},
+            "gain_seeds": {b: [[float(a[method] - a[b]) for a in by_value[v]] for v in values] for b in baselines},
             "n_seeds": min(len(by_value[v]) for v in values)}
 
 
-# ------------------------------------------------------------------------------------ published numbers
+# ------------------------------------------------------------------------------------ the explorer over draws
 
-_T1_COLS = ("F-MNIST full", "F-MNIST partial", "CIFAR-10 full", "CIFAR-10 partial", "CINIC-10 full",
-            "CINIC-10 partial", "HAM10000 full", "HAM10000 partial")
+def explorer_draws(seeds: Sequence[int], *, scenario: str = "full", strategies: Sequence[str] = ("uniform",
+                   "DDS + SAW"), **options) -> dict:
+    r"""Theorem 1's bound of each strategy on several draws of the explorer's environment: one
+    :func:`make_bound_environment` and one :func:`bound_explorer` per seed (both with that seed).
 
+    Parameters
+    ----------
+    seeds : sequence of int
+        One draw per seed (at least one).
+    scenario : {"full", "partial"}
+    strategies : keys of :data:`EXPLORER_STRATEGIES`
+    **options
+        Other :func:`bound_explorer` arguments (e.g. ``n_draws``), the same for every draw.
 
-def _table(rows: dict) -> dict:
-    return {m: dict(zip(_T1_COLS, vals)) for m, vals in rows.items()}
+    Returns
+    -------
+    dict
+        ``seeds`` and, per strategy, the list of bounds (one per seed).
 
-
-#: Table 1 (test accuracy %, mean over 5 trials; stds omitted except SFedPO's in ``PAPER_TABLE1_STD``).
-PAPER_TABLE1 = _table({
-    "FedOGD": (85.04, 82.67, 51.14, 41.06, 43.86, 34.40, 54.11, 45.28),
-    "FedOMD": (85.03, 82.67, 51.06, 40.98, 43.84, 34.37, 54.14, 45.21),
-    "AdapFedAvg": (84.95, 82.61, 48.86, 39.37, 42.94, 33.22, 52.24, 41.65),
-    "FedDrift": (85.06, 82.62, 51.07, 41.23, 43.88, 34.57, 54.25, 45.35),
-    "Flash": (85.65, 83.89, 63.87, 56.08, 50.80, 44.34, 64.70, 54.70),
-    "FedEWC": (85.12, 82.77, 51.18, 41.12, 43.88, 34.46, 54.38, 45.43),
-    "FLwF-2T": (86.46, 84.92, 49.69, 40.01, 43.65, 36.51, 56.88, 49.28),
-    "IS": (83.36, 80.27, 52.03, 42.66, 37.92, 30.86, 55.32, 42.99),
-    "ODE": (83.33, 80.21, 53.52, 40.69, 38.02, 31.31, 55.32, 43.31),
-    "DRSR": (85.75, 83.04, 57.64, 48.42, 43.49, 37.90, 59.72, 52.42),
-    "SFedPO": (87.60, 86.77, 67.45, 63.53, 51.00, 47.71, 68.63, 64.23),
-})
-PAPER_TABLE1_STD = {"SFedPO": dict(zip(_T1_COLS, (0.06, 0.42, 0.16, 0.80, 0.32, 0.59, 0.43, 0.31)))}
-
-#: Table 2 (modularity): (accuracy with SFedPO, improvement over the original) per method and column.
-PAPER_TABLE2 = {
-    "FedAvg": dict(zip(_T1_COLS, ((87.55, 0.29), (86.63, 0.13), (67.72, 1.86), (63.83, 4.01), (50.90, 1.40),
-                                  (47.90, 1.18), (68.88, 1.61), (64.53, 1.52)))),
-    "FedProx": dict(zip(_T1_COLS, ((87.23, 0.34), (86.29, 0.22), (65.21, 1.88), (61.69, 4.58), (50.08, 1.66),
-                                   (46.73, 0.96), (67.14, 1.80), (62.68, 1.57)))),
-    "FedCurv": dict(zip(_T1_COLS, ((87.62, 0.42), (86.76, 0.25), (67.60, 1.75), (63.48, 3.65), (50.97, 1.49),
-                                   (48.04, 1.20), (68.94, 1.19), (65.03, 2.37)))),
-    "FedNTD": dict(zip(_T1_COLS, ((87.50, 0.09), (87.09, 0.40), (65.63, 2.09), (62.43, 3.05), (52.61, 1.08),
-                                  (50.45, 0.80), (68.56, 1.20), (65.82, 0.79)))),
-    "FedEXP": dict(zip(_T1_COLS, ((85.07, 1.35), (85.50, 4.17), (65.71, 1.93), (66.57, 7.76), (43.65, 1.14),
-                                  (48.48, 7.82), (65.72, 2.14), (64.71, 6.72)))),
-}
-
-#: Table 3 (CIFAR-10 accuracy %, mean ± std over 5 trials) against the oracle perturbation ε.
-PAPER_TABLE3 = {
-    "eps": (0.00, 0.02, 0.04, 0.06, 0.08, 0.10),
-    "full": ((67.45, 0.16), (66.90, 0.56), (66.96, 0.45), (66.97, 0.31), (67.14, 0.47), (66.95, 0.32)),
-    "partial": ((63.52, 0.82), (62.63, 0.16), (62.36, 0.20), (62.49, 0.14), (62.48, 0.15), (61.90, 0.15)),
-}
+    >>> draws = explorer_draws([0, 1], n_draws=1)
+    >>> [len(draws[k]) for k in ("seeds", "uniform", "DDS + SAW")]
+    [2, 2, 2]
+    """
+    seeds = [check_int("seeds", s, low=0) for s in check_sequence("seeds", seeds, nonempty=True)]
+    check_choice("scenario", scenario, ("full", "partial"))
+    strategies = [check_choice("strategies", s, EXPLORER_STRATEGIES)
+                  for s in check_sequence("strategies", strategies, nonempty=True)]
+    if "seed" in options or "env" in options:
+        raise ValueError("options must not set seed or env: explorer_draws draws one environment per seed.")
+    runs = [bound_explorer(make_bound_environment(scenario=scenario, seed=s), seed=s, strategies=strategies,
+                           **options) for s in seeds]
+    return {"seeds": seeds, **{k: [float(r[k]["bound"]) for r in runs] for k in strategies}}

@@ -9,9 +9,10 @@ per client, half of the clients in the two most skewed clusters). A sample of st
 images drawn the same way. The global metric is the :math:`w`-weighted accuracy over the states' test rows
 (``global_accuracy``), averaged over the last evaluations.
 
-Methods (:data:`fedlab.sfedpo.algorithms.PRESETS`): SFedPO (DDS + SAW on FedAvg, Table 1's row) and Table 2's
-"with / without SFedPO" pairs for FedAvg, FedProx and FedEXP. Table 1's other baselines (FedOGD, FedOMD,
-AdapFedAvg, FedDrift, Flash, FedEWC, FLwF-2T, IS, ODE, DRSR) and Table 2's FedCurv and FedNTD are not implemented.
+Methods (:data:`TABLE_METHODS`, presets of :data:`fedlab.sfedpo.algorithms.PRESETS`): SFedPO (DDS + SAW on FedAvg,
+Table 1's row) and Table 2's "with / without SFedPO" pairs for FedAvg, FedProx and FedEXP. Table 1's other baselines
+(FedOGD, FedOMD, AdapFedAvg, FedDrift, Flash, FedEWC, FLwF-2T, IS, ODE, DRSR) and Table 2's FedCurv and FedNTD are not
+implemented. The claims on these runs are :func:`fedlab.sfedpo.claims.paper_claims`.
 """
 from __future__ import annotations
 
@@ -23,40 +24,23 @@ import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_choice, check_int, check_sequence, check_type
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
 from fedlab.data.vision import load_cifar10, load_fashion_mnist
 from fedlab.engine import ClientData, LocalSGD, run
-from fedlab.paper import PaperSetting, seconds_per_round, sweep_settings
+from fedlab.paper_mode import PaperSetting, check_settings, seconds_per_round, sweep_settings
 from fedlab.sfedpo.algorithms import PRESETS
 from fedlab.sfedpo.data import (PredictionOracle, StateSpace, TemporalShiftDataset, availability_probabilities,
                                 make_state_distributions, make_state_space, simulate_states)
 
-__all__ = ["DATASETS", "SCENARIOS", "METHODS", "SETTINGS", "CONCENTRATIONS",
-           "image_temporal_shift", "sfedpo_paper_run", "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["DATASETS", "SCENARIOS", "TABLE_METHODS", "SETTINGS", "CONCENTRATIONS",
+           "image_temporal_shift", "sfedpo_paper_run", "run_paper", "expected_seconds"]
 
-CHAPTER = "07_sfedpo"
 DATASETS: tuple[str, ...] = ("fashion_mnist", "cifar10")
 SCENARIOS: tuple[str, ...] = ("full", "partial")
-METHODS: tuple[str, ...] = ("sfedpo", "fedavg_buffer", "fedprox_sfedpo", "fedprox_buffer", "fedexp_sfedpo",
-                            "fedexp_buffer")
+#: The methods of Tables 1-2 that paper mode runs (keys of :data:`fedlab.sfedpo.algorithms.PRESETS`).
+TABLE_METHODS: tuple[str, ...] = ("sfedpo", "fedavg_buffer", "fedprox_sfedpo", "fedprox_buffer", "fedexp_sfedpo",
+                                  "fedexp_buffer")
 CONCENTRATIONS = (0.05, 0.1, 0.2, 0.5, 1.0, 100.0)
 _N_CLIENTS, _N_STATES, _N_STEPS, _CAPACITY, _TEST = 30, 60, 5, 500, 200
-_NAMES = {"fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}
-_TABLE_1 = {("fashion_mnist", "full"): (87.60, 0.06), ("fashion_mnist", "partial"): (86.77, 0.42),
-            ("cifar10", "full"): (67.45, 0.16), ("cifar10", "partial"): (63.53, 0.80)}
-#: Table 2: accuracy with SFedPO and the gain over the original, per (method, data set, scenario).
-_TABLE_2 = {
-    "fedavg": {("fashion_mnist", "full"): (87.55, 0.29), ("fashion_mnist", "partial"): (86.63, 0.13),
-               ("cifar10", "full"): (67.72, 1.86), ("cifar10", "partial"): (63.83, 4.01)},
-    "fedprox": {("fashion_mnist", "full"): (87.23, 0.34), ("fashion_mnist", "partial"): (86.29, 0.22),
-                ("cifar10", "full"): (65.21, 1.88), ("cifar10", "partial"): (61.69, 4.58)},
-    "fedexp": {("fashion_mnist", "full"): (85.07, 1.35), ("fashion_mnist", "partial"): (85.50, 4.17),
-               ("cifar10", "full"): (65.71, 1.93), ("cifar10", "partial"): (66.57, 7.76)},
-}
-_PAIRS = {"fedavg": ("sfedpo", "fedavg_buffer"), "fedprox": ("fedprox_sfedpo", "fedprox_buffer"),
-          "fedexp": ("fedexp_sfedpo", "fedexp_buffer")}
-
 _UNSTATED = ("The paper's appendix H.1 (T, R, D, learning rate, batch) is not in our copy: we take the middle of "
              "Fig. 2's grids, T=5 steps per round, R=100 rounds, buffers of D=500, SGD with lr 0.05 and batch 32, "
              "the sampling budget 0.5 and (a1, b1, a2, b2) = (0.1, 0.2, 1, 0) of the chapter, 5 trials.")
@@ -154,7 +138,7 @@ def _method(name: str, setting: PaperSetting):
                          b1=0.2, a2=1.0, b2=0.0, backend="batched")
 
 
-def sfedpo_paper_run(*, setting: Mapping, scenario: str, seed: int = 0, device=None, methods=METHODS,
+def sfedpo_paper_run(*, setting: Mapping, scenario: str, seed: int = 0, device=None, methods=TABLE_METHODS,
                      tail: int = 4) -> dict:
     """Every method of ``methods`` on one draw of the environment (paired: same images, states and availability).
 
@@ -180,71 +164,29 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
               store=None) -> dict:
     """Both scenarios of every setting, ``seeds`` trials (default the paper's 5), stored with
     :func:`fedlab.experiments.sweep` (resumable). Returns ``{dataset: {scenario: {method: [accuracy per seed]}}}``."""
-    runs = sweep_settings(sfedpo_paper_run, SETTINGS if settings is None else settings, datasets,
+    runs = sweep_settings(sfedpo_paper_run, check_settings(settings, SETTINGS, _check_setting), datasets,
                           [{"scenario": s} for s in SCENARIOS], seeds=seeds, device=device, store=store)
     return {name: {s: {m: [r["result"]["accuracy"][m] for r in records if r["config"]["scenario"] == s]
-                       for m in METHODS} for s in SCENARIOS} for name, records in runs.items()}
-
-
-def _means(results, name: str, scenario: str) -> dict | None:
-    runs = None if results is None else (results.get(name) or {}).get(scenario)
-    if not runs or any(not runs.get(m) for m in METHODS):
-        return None
-    return {m: float(np.mean(runs[m])) for m in METHODS}
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Table 1's SFedPO accuracy (tolerance: max(std over 5 trials, 1 pp)), Table 2's accuracies with SFedPO
-    (± 1 pp: no spread given) and gains over the originals (sign, ± 1 pp) for FedAvg, FedProx and FedEXP, per data
-    set and scenario, and "the gain is larger under partial access" (qualitative, FedAvg). ``None``: not run."""
-    if results is not None:
-        check_type("results", results, Mapping)
-    claims = []
-    for name in DATASETS:
-        why = f"needs the real data set (MODE='paper'): {fetch_command(name)}"
-        means = {s: _means(results, name, s) for s in SCENARIOS}
-        for scenario in SCENARIOS:
-            mean, src = means[scenario], f"{_NAMES[name]}, {scenario} access"
-            w = why if mean is None else ""
-            value, std = _TABLE_1[(name, scenario)]
-            claims.append(Claim(CHAPTER, f"Table 1, {src}", "SFedPO test accuracy (%), ± max(std, 1 pp)", value,
-                                None if mean is None else mean["sfedpo"], "tolerance", tolerance=max(std, 1.0),
-                                why=w))
-            for base, (with_po, without) in _PAIRS.items():
-                acc, gain = _TABLE_2[base][(name, scenario)]
-                claims.append(Claim(CHAPTER, f"Table 2, {base}, {src}", f"{base} + SFedPO accuracy (%), ± 1 pp", acc,
-                                    None if mean is None else mean[with_po], "tolerance", tolerance=1.0, why=w))
-                claims.append(Claim(CHAPTER, f"Table 2, {base}, {src}", f"gain of SFedPO on {base} (pp), sign, ± 1 pp",
-                                    gain, None if mean is None else mean[with_po] - mean[without], "direction",
-                                    tolerance=1.0, why=w))
-        done = all(means[s] is not None for s in SCENARIOS)
-        gains = {s: means[s]["sfedpo"] - means[s]["fedavg_buffer"] for s in SCENARIOS} if done else None
-        claims.append(Claim(CHAPTER, f"§6.2, Table 2, {_NAMES[name]}", "FedAvg's gain from SFedPO is larger under "
-                            "partial than full access", "partial > full",
-                            None if not done else f"{gains['partial']:.2f} vs {gains['full']:.2f} pp", "qualitative",
-                            holds=None if not done else gains["partial"] > gains["full"], why="" if done else why))
-    return claims
+                       for m in TABLE_METHODS} for s in SCENARIOS} for name, records in runs.items()}
 
 
 def expected_seconds(device=None, n_clients: int | None = None, settings: Mapping | None = None) -> dict[str, float]:
-    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper.seconds_per_round` of SFedPO on
+    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper_mode.seconds_per_round` of SFedPO on
     the environment built from random images with the real shapes (``n_clients`` clients, default 4, every one
     available; buffers of 500), scaled linearly to the expected participants per round (0.2 N), the rounds, the six
     methods, the two scenarios and the seeds."""
     n_clients = 4 if n_clients is None else check_int("n_clients", n_clients, low=2)
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
     out = {}
-    for name, setting in settings.items():
-        setting = _check_setting(setting)
+    for name, setting in check_settings(settings, SETTINGS, _check_setting).items():
         data = _stand_in(setting, n_clients)
         per_client = seconds_per_round(_method("sfedpo", setting), data, rounds=2, device=device) / n_clients
-        out[name] = per_client * 0.2 * (setting.clients or _N_CLIENTS) * setting.rounds * len(METHODS) * 2 \
+        out[name] = per_client * 0.2 * (setting.clients or _N_CLIENTS) * setting.rounds * len(TABLE_METHODS) * 2 \
             * setting.seeds
     return out
 
 
 def _stand_in(setting: PaperSetting, n_clients: int) -> _ImageTemporalShift:
-    from fedlab.paper import DATA_SHAPES
+    from fedlab.paper_mode import DATA_SHAPES
 
     shape, _, size = DATA_SHAPES[setting.dataset]
     rng = np.random.default_rng(0)

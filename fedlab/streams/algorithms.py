@@ -41,7 +41,7 @@ from fedlab.streams.bounds import OPTIMIZERS, optimal_weights, p_hist_weights
 from fedlab.streams.data import MemorySchedule, StreamDataset
 from fedlab.engine import LocalSGD, broadcast, evaluate, local_sgd, weighted_average
 from fedlab.models import Model, Params
-from fedlab.algorithms._common import (check_solver, initial_params)
+from fedlab.algorithms.common import (check_solver, initial_params)
 from fedlab.algorithms import METHODS
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "sample_weight_schedule",
     "local_sample_weights",
     "algorithm13_gradient",
+    "PRESETS",
 ]
 
 
@@ -453,5 +454,11 @@ class StreamingScaffold(StreamingFedAvg):
 
 
 METHODS.register("streaming_fedavg", StreamingFedAvg, chapter="streams", label="Streaming FedAvg (Algorithm 13)")
+METHODS.register("streaming_fedprox", StreamingFedAvg, chapter="streams", solver_options={"prox_mu": 0.1},
+                 label="Streaming FedProx (Algorithm 13, proximal local steps, μ = 0.1)")
 METHODS.register("streaming_scaffold", StreamingScaffold, chapter="streams",
                  label="Streaming SCAFFOLD (Algorithm 13, SCAFFOLD steps)")
+
+PRESETS = METHODS.presets("streams")
+"""The chapter's methods by short name (``METHODS["streams:<name>"]``): ``PRESETS[name](model, solver, weights=p)``;
+FedAvg, FedProx and SCAFFOLD inside Algorithm 13 (thesis §4.3.4.7)."""

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_sequence, check_simplex
+from fedlab.streams.published import REPORTED_P_HIST, REPORTED_RATIOS, TABLE_4_1
 
 __all__ = [
     "psi",
@@ -51,9 +52,7 @@ __all__ = [
     "psi_constants",
     "ratio_exact",
     "estimate_ratio",
-    "TABLE_4_1",
-    "REPORTED_RATIOS",
-    "REPORTED_P_HIST",
+    "ratio_spread",
     "table_4_1_check",
 ]
 
@@ -552,40 +551,31 @@ def estimate_ratio(loss_bound, grad_bound, diameter, d, n_total, m_fresh):
     return float(out) if out.ndim == 0 else out
 
 
-# ------------------------------------------------------------------------------------ published values
+# ------------------------------------------------------------------------------------ the published values
 
-#: Table 4.1 (paper Table 3): constants behind the reported ratios, with N (Table 4.2) and the client split.
-#: ``m_fresh`` maps the historical fraction (5/20/50 %) to M - M_hist (for FEMNIST/Shakespeare the
-#: percentage is M_hist/M, spec §7.11).
-TABLE_4_1 = {
-    "Synthetic": {"D": 1.9, "G": 0.4, "B": 0.7, "d": 21, "N": 200, "M": 11, "m_fresh": {0.05: 1, 0.2: 1, 0.5: 1}},
-    "CIFAR-10": {"D": 1.0, "G": 5.5, "B": 2.3, "d": 3_353_034, "N": 50_000, "M": 50,
-                 "m_fresh": {0.05: 25, 0.2: 25, 0.5: 25}},
-    "CIFAR-100": {"D": 1.0, "G": 4.7, "B": 4.6, "d": 3_537_444, "N": 50_000, "M": 50,
-                  "m_fresh": {0.05: 25, 0.2: 25, 0.5: 25}},
-    "FEMNIST": {"D": 5.9, "G": 12.9, "B": 3.5, "d": 867_390, "N": 817_851, "M": 3597,
-                "m_fresh": {0.05: 3417, 0.2: 2878, 0.5: 1799}},
-    "Shakespeare": {"D": 2.6, "G": 1.4, "B": 6.1, "d": 226_180, "N": 3_436_096, "M": 916,
-                    "m_fresh": {0.05: 870, 0.2: 733, 0.5: 458}},
-}
+def ratio_spread(loss_bound: float, grad_bound: float, diameter: float, d: float, n_total: float, m_fresh: int,
+                 rounding: float = 0.05) -> float:
+    r"""How far (G.839) moves when :math:`B, G, D` move by ``rounding`` (Table 4.1 prints them with one decimal).
 
-#: Reported :math:`\hat c_2/\hat c_1` (Tables 4.3-4.5) by data set and historical fraction.
-REPORTED_RATIOS = {
-    "Synthetic": {0.05: 0.094, 0.2: 0.092, 0.5: 0.085},
-    "CIFAR-10": {0.05: 0.150, 0.2: 0.150, 0.5: 0.150},
-    "CIFAR-100": {0.05: 0.284, 0.2: 0.284, 0.5: 0.284},
-    "FEMNIST": {0.05: 0.001, 0.2: 0.001, 0.5: 0.001},
-    "Shakespeare": {0.05: 0.064, 0.2: 0.064, 0.5: 0.095},
-}
+    The ratio grows with :math:`B` and falls with :math:`G` and :math:`D`, so its extremes over the box
+    :math:`[B \pm r] \times [G \pm r] \times [D \pm r]` are two of its corners; returns the larger distance from
+    :func:`estimate_ratio` at the printed values to either corner.
 
-#: Reported :math:`\hat p^*_{hist}` (Tables 4.3-4.5).
-REPORTED_P_HIST = {
-    "Synthetic": {0.05: 0.06, 0.2: 0.20, 0.5: 0.50},
-    "CIFAR-10": {0.05: 0.12, 0.2: 0.45, 0.5: 0.95},
-    "CIFAR-100": {0.05: 0.08, 0.2: 0.32, 0.5: 0.69},
-    "FEMNIST": {0.05: 1.00, 0.2: 1.00, 0.5: 1.00},
-    "Shakespeare": {0.05: 1.00, 0.2: 1.00, 0.5: 1.00},
-}
+    >>> round(ratio_spread(2.3, 5.5, 1.0, 3_353_034, 50_000, 25), 4)
+    0.0257
+    """
+    rounding = check_real("rounding", rounding, low=0)
+    loss_bound, d = check_real("loss_bound", loss_bound, low=0), check_real("d", d, low=0)
+    n_total, m_fresh = check_real("n_total", n_total, low=0, low_open=True), check_int("m_fresh", m_fresh, low=1)
+    for name, value in (("grad_bound", grad_bound), ("diameter", diameter)):
+        if check_real(name, value, low=0, low_open=True) <= rounding:
+            raise ValueError(f"{name} must exceed rounding={rounding} (the ratio's corner divides by "
+                             f"{name} - rounding), got {value!r}.")
+    est = estimate_ratio(loss_bound, grad_bound, diameter, d, n_total, m_fresh)
+    high = estimate_ratio(loss_bound + rounding, grad_bound - rounding, diameter - rounding, d, n_total, m_fresh)
+    low = estimate_ratio(max(loss_bound - rounding, 0.0), grad_bound + rounding, diameter + rounding, d, n_total,
+                         m_fresh)
+    return float(max(high - est, est - low))
 
 
 def table_4_1_check(tolerance: float = 0.005) -> list[dict]:

@@ -15,8 +15,9 @@ Three layers, usable separately (the SFedPO chapter reuses them):
   collected over the horizon (the aggregate data set :math:`\mathcal S` of the thesis) and which returns
   the round-:math:`t` memories as a :class:`~fedlab.engine.ClientData` (``memory(t)``).
 
-:func:`make_case_study` builds the historical + fresh clients of thesis §4.3.3 and
-:class:`StreamSynthetic` the synthetic clients of §4.3.4.1 (logistic, or linear regression).
+:func:`make_case_study` builds the historical + fresh clients of thesis §4.3.3,
+:class:`StreamSynthetic` the synthetic clients of §4.3.4.1 (logistic, or linear regression) and
+:func:`synthetic_case_study` the two together (the case study on synthetic clients).
 """
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ __all__ = [
     "make_case_study",
     "StreamSynthetic",
     "make_stream_synthetic",
+    "case_study_sizes",
+    "synthetic_case_study",
 ]
 
 
@@ -641,3 +644,40 @@ def make_stream_synthetic(n_clients: int, dim: int = 20, eps: float = 0.1, *, ta
     theta0 = rng.standard_normal(dim)
     theta = theta0 + eps * rng.standard_normal((n_clients, dim))
     return StreamSynthetic(theta, theta0, task, noise)
+
+
+# ------------------------------------------------------------------------------------ the synthetic case study
+
+def case_study_sizes(h: float, n_total: int, horizon: int, m_hist: int, m_fresh: int) -> tuple[int, int]:
+    r"""Per-client historical size :math:`\mathrm{round}(hN/M_{hist})` and fresh rate
+    :math:`b = \max(1, \mathrm{round}((1-h)N/(M_F T)))` (spec §5.3; the realised :math:`h` differs slightly)."""
+    h = check_real("h", h, low=0, high=1, low_open=True, high_open=True)
+    n_total = check_int("n_total", n_total, low=1)
+    horizon = check_int("horizon", horizon, low=1)
+    m_hist = check_int("m_hist", m_hist, low=1)
+    m_fresh = check_int("m_fresh", m_fresh, low=1)
+    return max(1, int(round(h * n_total / m_hist))), max(1, int(round((1 - h) * n_total / (m_fresh * horizon))))
+
+
+def synthetic_case_study(*, task: str = "logistic", h: float = 0.2, n_total: int = 1000, horizon: int = 50,
+                         m_hist: int = 5, m_fresh: int = 5, dim: int = 20, eps: float = 0.1, noise: float = 0.0,
+                         test_per_client: int = 500, seed: int = 0) -> tuple[StreamDataset, StreamSynthetic]:
+    """Historical + fresh clients drawn from :class:`StreamSynthetic` (spec §5.3/§5.4).
+
+    Returns the :class:`StreamDataset` (historical clients first; a test set of ``test_per_client``
+    samples per client for the logistic task, none for the linear one) and the generator (true
+    :math:`\\theta_m`).
+    """
+    task = check_choice("task", task, ("logistic", "linear"))
+    seed = check_int("seed", seed, low=0)
+    n_h, b = case_study_sizes(h, n_total, horizon, m_hist, m_fresh)
+    gen = make_stream_synthetic(m_hist + m_fresh, dim, eps, task=task, noise=noise,
+                                rng=np.random.default_rng([seed, 0]))
+    xs, ys = gen.sample([n_h] * m_hist + [b * horizon] * m_fresh, rng=np.random.default_rng([seed, 1]))
+    test_xs = test_ys = None
+    if task == "logistic":
+        test_xs, test_ys = gen.sample([check_int("test_per_client", test_per_client, low=1)] * (m_hist + m_fresh),
+                                      rng=np.random.default_rng([seed, 2]))
+    data = make_case_study(xs[:m_hist], ys[:m_hist], xs[m_hist:], ys[m_hist:], horizon=horizon,
+                           test_xs=test_xs, test_ys=test_ys, n_classes=2 if task == "logistic" else None)
+    return data, gen

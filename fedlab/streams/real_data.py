@@ -20,7 +20,8 @@ test accuracy over :math:`p_{hist}\in\{0, 0.2, 0.5, 0.8, 1\}`) with
 (:func:`fedlab.streams.experiments.estimate_constants`, at most ``ESTIMATE_CLIENTS`` historical clients), then
 :math:`\hat c_2/\hat c_1` (eq. G.839) with :math:`d` the number of model parameters and :math:`M - M_{hist}` fresh
 clients, and trains with :math:`\hat p^* = \arg\min\psi`. The metric is the last iterate's test accuracy (%)
-averaged over clients (§4.3.4).
+averaged over clients (§4.3.4). :func:`fedlab.streams.claims.paper_claims` turns :func:`run_paper`'s output into the
+chapter's real-data claims.
 """
 from __future__ import annotations
 
@@ -30,21 +31,18 @@ from typing import Mapping
 import numpy as np
 
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
 from fedlab.data.partition import partition, train_test_split_clients
 from fedlab.data.vision import load_cifar10, load_cifar100
 from fedlab.engine import LocalSGD, run
-from fedlab.paper import PaperSetting, seconds_per_round, stand_in_data, sweep_settings
+from fedlab.paper_mode import PaperSetting, check_settings, seconds_per_round, stand_in_data, sweep_settings
 from fedlab.streams.algorithms import StreamingFedAvg, strategy_weights
-from fedlab.streams.bounds import REPORTED_P_HIST, REPORTED_RATIOS, estimate_ratio, p_hist_weights
+from fedlab.streams.bounds import estimate_ratio, p_hist_weights
 from fedlab.streams.data import StreamDataset, make_case_study, make_stream_dataset
-from fedlab.streams.experiments import PAPER_ACCURACY, STRATEGY_ORDER, estimate_constants
+from fedlab.streams.experiments import STRATEGY_ORDER, estimate_constants
 
-__all__ = ["DATASETS", "FRACTIONS", "GRID", "SETTINGS", "PAPER_NAMES", "PAPER_SPREAD", "ESTIMATE_CLIENTS",
-           "case_study", "compare_on", "stream_paper_run", "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["DATASETS", "FRACTIONS", "GRID", "SETTINGS", "PAPER_NAMES", "ESTIMATE_CLIENTS", "case_study", "compare_on",
+           "stream_paper_run", "run_paper", "expected_seconds"]
 
-CHAPTER = "05_data_streams"
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "femnist", "shakespeare")
 FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.5)
 """The historical fractions of Tables 4.4, 4.3 and 4.5 (:math:`N_{hist}/N`, or :math:`M_{hist}/M` for the natural
@@ -53,20 +51,7 @@ GRID: tuple[float, ...] = (0.0, 0.2, 0.5, 0.8, 1.0)
 """The :math:`p_{hist}` grid over which *Optimal* is the best (§4.3.4)."""
 ESTIMATE_CLIENTS = 100
 PAPER_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "femnist": "FEMNIST", "shakespeare": "Shakespeare"}
-_TABLES = {0.05: "Table 4.4", 0.2: "Table 4.3", 0.5: "Table 4.5"}
-_METHODS = (*STRATEGY_ORDER, "optimal")
 _M = 50  # CIFAR clients, half of them historical (§4.3.4.2: M_hist = 25)
-
-#: The tables' 95 % confidence bounds (3 seeds), per fraction and data set, in the order Fresh, Historical, Uniform,
-#: Ours, Optimal (the means are :data:`fedlab.streams.experiments.PAPER_ACCURACY`).
-PAPER_SPREAD = {
-    0.05: {"cifar10": (0.77, 0.21, 0.58, 0.42, 0.57), "cifar100": (0.65, 0.41, 0.54, 0.66, 0.39),
-           "femnist": (1.79, 0.09, 1.80, 0.09, 0.09), "shakespeare": (0.34, 0.06, 1.33, 0.06, 0.06)},
-    0.2: {"cifar10": (0.94, 2.16, 0.63, 0.81, 0.91), "cifar100": (0.57, 0.50, 0.43, 0.57, 0.25),
-          "femnist": (1.85, 0.20, 0.80, 0.20, 0.80), "shakespeare": (0.43, 0.26, 0.38, 0.26, 0.26)},
-    0.5: {"cifar10": (2.98, 5.60, 0.66, 0.37, 0.25), "cifar100": (0.57, 1.40, 0.55, 0.31, 0.31),
-          "femnist": (2.98, 0.23, 1.93, 0.23, 0.23), "shakespeare": (0.51, 0.27, 0.56, 0.27, 0.27)},
-}
 
 _UNSTATED = ("T, E, K and b_m are not reported (§4.3.4); the learning rate was grid-searched over "
              "10^-3.5 ... 10^-1 on validation data and the model retrained on train + validation: we take {lr} from "
@@ -281,83 +266,6 @@ def run_paper(*, seeds: int | None = None, device=None, datasets=DATASETS, setti
             for name, records in runs.items()}
 
 
-# ------------------------------------------------------------------------------------ claims
-
-def _mean(runs: list, key) -> float | None:
-    vals = [key(r) for r in runs]
-    return float(np.mean(vals)) if vals else None
-
-
-def _claims_for(name: str, h: float, runs: list | None, why: str) -> list[Claim]:
-    paper_name, table = PAPER_NAMES[name], _TABLES[h]
-    paper, spread = PAPER_ACCURACY[h][paper_name], PAPER_SPREAD[h][name]
-    src = f"{table} ({'N_hist/N' if name.startswith('cifar') else 'M_hist/M'} = {h:.0%}), {paper_name}"
-
-    def measured(key):
-        return None if runs is None else _mean(runs, key)
-
-    claims = []
-    for method, ci in zip(_METHODS, spread):
-        key = (lambda r: r["optimal"]) if method == "optimal" else (lambda r, m=method: r["values"][m])
-        claims.append(Claim(CHAPTER, f"{src}, {method.capitalize()}", "test accuracy (%), tolerance: max(95 % bound, "
-                            "1 pp)", paper[method], measured(key), "tolerance", tolerance=max(ci, 1.0), why=why,
-                            digits=1))
-    for other in ("historical", "uniform"):
-        claims.append(Claim(CHAPTER, f"{src}, Ours − {other.capitalize()}", "accuracy gap (pp), sign and ± 1 pp",
-                            round(paper["ours"] - paper[other], 2),
-                            measured(lambda r, o=other: r["values"]["ours"] - r["values"][o]), "direction",
-                            tolerance=1.0, why=why, digits=1) if paper["ours"] != paper[other] else
-                      Claim(CHAPTER, f"{src}, Ours − {other.capitalize()}", "accuracy gap (pp), within 1 pp",
-                            0.0, measured(lambda r, o=other: r["values"]["ours"] - r["values"][o]), "tolerance",
-                            tolerance=1.0, why=why, digits=1))
-    claims.append(Claim(CHAPTER, f"{src}, p̂*_hist", "Ours' historical weight, ± 0.05",
-                        REPORTED_P_HIST[paper_name][h], measured(lambda r: r["p_hat"]), "tolerance", tolerance=0.05,
-                        why=why))
-    claims.append(Claim(CHAPTER, f"{src}, ĉ2/ĉ1", "estimated ratio (eq. G.839), ± 50 %",
-                        REPORTED_RATIOS[paper_name][h], measured(lambda r: r["ratio"]), "tolerance", tolerance=0.5,
-                        relative=True, why=why, digits=3))
-    return claims
-
-
-_FIG_4_4 = {"historical": (15.5, 7.9, 5.3), "uniform": (3.0, 6.2, 4.3)}
-_FIG_4_4_SPREAD = {"historical": (0.30, 1.17, 2.8), "uniform": (0.57, 0.55, 0.35)}
-
-
-def _figure_4_4(runs_by_h: Mapping | None, why: str) -> list[Claim]:
-    claims = []
-    for other, gaps in _FIG_4_4.items():
-        for h, gap, ci in zip(FRACTIONS, gaps, _FIG_4_4_SPREAD[other]):
-            runs = None if runs_by_h is None else runs_by_h.get(f"{h:g}")
-            value = None if not runs else _mean(runs, lambda r, o=other: r["optimal"] - r["values"][o])
-            claims.append(Claim(CHAPTER, f"Fig. 4.4, CIFAR-10, N_hist/N = {h:.0%}",
-                                f"Optimal − {other.capitalize()} (pp), sign and max(spread, 1 pp)", gap, value,
-                                "direction", tolerance=max(ci, 1.0), why=why if value is None else "", digits=1))
-    return claims
-
-
-def paper_claims(results: dict | None) -> list[Claim]:
-    """Every real-data claim of Tables 4.3-4.5 and Fig. 4.4.
-
-    Per data set and fraction: the five accuracies (tolerance: the table's 95 % bound, at least 1 pp), the gaps
-    Ours − Historical and Ours − Uniform (sign, ± 1 pp; within 1 pp where the paper's values are equal),
-    :math:`\\hat p^*_{hist}` (± 0.05) and :math:`\\hat c_2/\\hat c_1` (± 50 %); for CIFAR-10 the gaps of Fig. 4.4
-    (sign, within the figure's spread or 1 pp). ``results`` is :func:`run_paper`'s output; ``None`` (or a data set
-    absent from it) gives the claims as not run with the fetch command.
-    """
-    if results is not None:
-        check_type("results", results, Mapping)
-    claims = []
-    for name in DATASETS:
-        by_h = None if results is None else results.get(name)
-        why = f"needs the real data set (MODE='paper'): {fetch_command(name)}"
-        for h in FRACTIONS:
-            runs = None if not by_h or not by_h.get(f"{h:g}") else by_h[f"{h:g}"]
-            claims += _claims_for(name, h, runs, why if runs is None else "")
-        if name == "cifar10":
-            claims += _figure_4_4(by_h, why)
-    return claims
-
-
 # ------------------------------------------------------------------------------------ run time
 
 def _stand_in_study(setting: PaperSetting, n_clients: int) -> StreamDataset:
@@ -384,16 +292,14 @@ def _participants(setting: PaperSetting) -> float:
 def expected_seconds(device=None, n_clients: int | None = None, settings: Mapping | None = None) -> dict[str, float]:
     """Expected total run time (s) of every setting on this machine.
 
-    Measured with :func:`fedlab.paper.seconds_per_round` on :func:`fedlab.paper.stand_in_data` (``n_clients``
+    Measured with :func:`fedlab.paper_mode.seconds_per_round` on :func:`fedlab.paper_mode.stand_in_data` (``n_clients``
     clients, default 4, half historical and half fresh, all training each round), then scaled linearly: by the
     clients training per round in the paper's layout, the rounds, the 7 distinct weightings per run (4 strategies
     and the grid, Fresh and Historical shared), the 3 fractions and the seeds.
     """
     n_clients = 4 if n_clients is None else check_int("n_clients", n_clients, low=2)
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
     out = {}
-    for name, setting in settings.items():
-        setting = _check_setting(setting)
+    for name, setting in check_settings(settings, SETTINGS, _check_setting).items():
         data = _stand_in_study(setting, n_clients)
         algorithm = StreamingFedAvg(setting.build_model(), LocalSGD(lr=setting.lr, local_steps=setting.local_steps,
                                                                     batch_size=setting.batch_size))

@@ -1,12 +1,16 @@
-r"""DPASGD (thesis eq. 2.2) on an overlay, scored at the silos' average model."""
+r"""The method of the topology chapter: DPASGD (thesis eq. 2.2) on an overlay, scored at the silos' average model.
+
+Registered as ``METHODS["topology:dpasgd"]`` (it needs the overlay's ``mixing_matrix=``); :data:`PRESETS` holds the
+chapter's methods by short name.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from fedlab.algorithms import DecentralizedSGD
+from fedlab.algorithms import METHODS, DecentralizedSGD
 from fedlab.engine import FederatedDataset, broadcast, evaluate, weighted_average
 
-__all__ = ["AveragedDPASGD"]
+__all__ = ["AveragedDPASGD", "PRESETS"]
 
 
 class AveragedDPASGD(DecentralizedSGD):
@@ -29,3 +33,9 @@ class AveragedDPASGD(DecentralizedSGD):
         n = data.n_clients
         mean = weighted_average(state.params, np.ones(n))
         return evaluate(self.model, broadcast(mean, n), data.train, data.test)
+
+
+METHODS.register("dpasgd", AveragedDPASGD, chapter="topology", label="DPASGD")
+
+PRESETS = METHODS.presets("topology")
+"""The chapter's methods by short name: ``PRESETS["dpasgd"](model, solver, mixing_matrix=A)``."""

@@ -18,12 +18,12 @@ import networkx as nx
 import numpy as np
 
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_type
-from fedlab.topology.maxplus import max_cycle_mean
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.bounds import max_cycle_mean
+from fedlab.topology.data import Connectivity
 
 __all__ = [
     "DelayParams",
-    "PRESETS",
+    "MODEL_SIZES",
     "preset_params",
     "overlay_delays",
     "connectivity_delays",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 # Table 2.4 models; M is the size used by the authors' simulator in bits (spec section 5.3, E9).
-PRESETS = {
+MODEL_SIZES = {
     "shakespeare": {"model_bits": 3_385_747.0, "compute_ms": 389.6},
     "femnist": {"model_bits": 4_843_243.0, "compute_ms": 4.6},
     "sent140": {"model_bits": 19_269_416.0, "compute_ms": 9.8},
@@ -117,9 +117,9 @@ def preset_params(preset: str = "sub_inaturalist", access_bps=1e10, local_steps:
     -------
     DelayParams
     """
-    check_choice("preset", preset, PRESETS)
+    check_choice("preset", preset, MODEL_SIZES)
     _check_capacity("access_bps", access_bps)
-    return DelayParams(local_steps=local_steps, up_bps=access_bps, dn_bps=access_bps, **PRESETS[preset])
+    return DelayParams(local_steps=local_steps, up_bps=access_bps, dn_bps=access_bps, **MODEL_SIZES[preset])
 
 
 def transfer_ms(src, dst, conn: Connectivity, params: DelayParams, outdeg, indeg) -> np.ndarray:

@@ -1,19 +1,21 @@
 """Experiments of the topology chapter.
 
-* Cycle times of every overlay on a network: Tables 2.5, 2.6, C.1 and C.2 (``compare_overlays``).
+* Cycle times of every overlay on a network: Tables 2.5, 2.6 and the two tables of App. C.2.1 (``compare_overlays``),
+  the orderings that section 2.1.4.5 reads in them (``strictly_ordered``, ``table_2_5_ranking``), and the cycle time of
+  the complete connectivity graph (``complete_cycle_time``: MATCHA with every matching active).
 * Training with DPASGD on each overlay, against rounds and against the wall-clock time of the
   network: Fig. 2.8, Figs. C.1-C.14 and the speed-up columns of Tables 2.5 and 2.6
-  (``train_overlays``, ``time_to_target``).
+  (``train_overlays``, ``training_target``, ``time_to_target``, ``ring_ratio``).
 * Equally light minimum spanning trees (``mst_ties``).
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import networkx as nx
 import numpy as np
 
-from fedlab._rng import Stream, derive_seed, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.data import make_leaf_synthetic
 from fedlab.engine import FederatedDataset, LocalSGD, run
 from fedlab.mixing import exact_average, local_degree_weights
 from fedlab.models import LinearModel, Model, check_model
@@ -21,16 +23,20 @@ from fedlab.topology.algorithms import AveragedDPASGD
 from fedlab.topology.delays import DelayParams, check_network_args, connectivity_delays, cycle_time, overlay_from_edges
 from fedlab.topology.matcha import (MatchaSchedule, matcha_cycle_time, matcha_round_times, matcha_schedule,
                                     matcha_weights, sample_matcha_rounds)
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.data import Connectivity
 from fedlab.topology.overlays import MST_TIES, OVERLAYS, kruskal_tree, prim_tree
 from fedlab.topology.simulator import simulate_wall_clock
 
-__all__ = ["ALL_OVERLAYS", "TRAINED_OVERLAYS", "TRAINING_METRICS", "matcha_schedules", "compare_overlays", "ranking",
-           "topology_federation", "train_overlays", "time_to_target", "MST_RULES", "mst_ties"]
+__all__ = ["ALL_OVERLAYS", "TRAINED_OVERLAYS", "TRAINING_METRICS", "TARGET_FRACTION", "matcha_schedules",
+           "compare_overlays", "ranking", "strictly_ordered", "table_2_5_ranking", "complete_cycle_time",
+           "training_target", "ring_ratio",
+           "train_overlays", "time_to_target", "MST_RULES", "mst_ties"]
 
 ALL_OVERLAYS = ("star", "matcha", "matcha+", "mst", "delta_mbst", "ring")
 TRAINED_OVERLAYS = ("star", "matcha+", "mst", "delta_mbst", "ring")
 TRAINING_METRICS = ("train_loss", "train_accuracy", "test_loss", "test_accuracy")
+TARGET_FRACTION = 0.95
+"""The training target: this fraction of the STAR's final training accuracy on the same network and setting."""
 
 
 def _undirected_connectivity(conn: Connectivity) -> nx.Graph:
@@ -109,32 +115,72 @@ def ranking(cycle_times: dict[str, float]) -> list[str]:
     return sorted(cycle_times, key=cycle_times.get)
 
 
-def topology_federation(n_silos: int, seed: int = 0, *, heterogeneity: float = 0.5,
-                        max_samples: int = 500) -> FederatedDataset:
-    r"""LEAF Synthetic(:math:`\gamma, \delta`) split over the silos of a network, 20 % test per silo.
+def strictly_ordered(row: Mapping[str, float], order, gap: float = 0.03) -> bool:
+    """Whether ``row[order[0]] < row[order[1]] < ...``, each value below the next divided by ``1 + gap``.
 
-    Silo sizes are :math:`\min(\lfloor\mathrm{LogN}(4, 1)\rfloor + 50,` ``max_samples``:math:`)`; the
-    CPU-scale stand-in for the thesis's iNaturalist and LEAF silos (section 2.1.4.3).
+    >>> strictly_ordered({"ring": 95.0, "mst": 122.0, "star": 902.0}, ("ring", "mst", "star"))
+    True
+    >>> strictly_ordered({"ring": 100.0, "mst": 102.0}, ("ring", "mst"))
+    False
+    """
+    check_type("row", row, Mapping)
+    order = check_type("order", order, (tuple, list))
+    if len(order) < 2:
+        raise ValueError(f"order must name at least two entries of row, got {order!r}.")
+    for name in order:
+        if name not in row:
+            raise ValueError(f"order names {name!r}, which row does not hold (it holds {sorted(row)}).")
+        check_real(f"row[{name!r}]", row[name])
+    divisor = 1 + check_real("gap", gap, low=0.0)
+    return all(row[a] < row[b] / divisor for a, b in zip(order, order[1:]))
+
+
+MST_FASTEST = ("geant",)
+"""Networks on which section 2.1.4.5 has the MST faster than the RING (Table 2.5)."""
+
+
+def table_2_5_ranking(rows: Mapping[str, Mapping[str, float]], gap: float = 0.03) -> dict[str, dict[str, bool]]:
+    """The orderings section 2.1.4.5 reads in Table 2.5, on each network, with gaps larger than ``gap`` only.
 
     Parameters
     ----------
-    n_silos : int
-        Number of silos (>= 2).
-    seed : int
-    heterogeneity : float
-        :math:`\gamma = \delta \ge 0` of the generator.
-    max_samples : int
-        Cap on a silo's samples.
+    rows : mapping
+        ``{network: {overlay: cycle time}}`` with the six overlays; a network name may carry a suffix after a space
+        (``"gaia (authors' km)"``).
+    gap : float
+        Relative gap below which two cycle times do not count as ordered.
+
+    Returns
+    -------
+    dict
+        ``{network: {"RING vs MST": ..., "designed < MATCHA < STAR": ..., "δ-MBST = MST": ...}}``: RING faster than
+        MST (MST faster on Géant), MST, δ-MBST and RING faster than MATCHA, itself faster than STAR, and δ-MBST equal
+        to MST (to 1e-9 ms).
     """
-    n_silos = check_int("n_silos", n_silos, low=2)
-    check_int("seed", seed, low=0)
-    heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0)
-    max_samples = check_int("max_samples", max_samples, low=10)
-    rng = numpy_rng(seed, Stream.TOPOLOGY_DATA)
-    sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_silos).astype(np.int64) + 50, max_samples)
-    arrays = make_leaf_synthetic(heterogeneity, heterogeneity, n_samples=sizes, dim=60, n_classes=10, rng=rng)
-    return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
-                                               seed=derive_seed(seed, Stream.TOPOLOGY_DATA, 1))
+    check_type("rows", rows, Mapping)
+    out = {}
+    for name, t in rows.items():
+        check_type(f"rows[{name!r}]", t, Mapping)
+        missing = {"star", "matcha", "mst", "delta_mbst", "ring"} - set(t)
+        if missing:
+            raise ValueError(f"rows[{name!r}] must hold the cycle times of {sorted(missing)}, got {sorted(t)}.")
+        for overlay in ("star", "matcha", "mst", "delta_mbst", "ring"):
+            check_real(f"rows[{name!r}][{overlay!r}]", t[overlay])
+        mst_first = str(name).split(" ")[0] in MST_FASTEST
+        out[name] = {
+            "RING vs MST": strictly_ordered(t, ("mst", "ring") if mst_first else ("ring", "mst"), gap),
+            "designed < MATCHA < STAR": all(strictly_ordered(t, (o, "matcha", "star"), gap)
+                                            for o in ("mst", "delta_mbst", "ring")),
+            "δ-MBST = MST": abs(t["delta_mbst"] - t["mst"]) < 1e-9,
+        }
+    return out
+
+
+def complete_cycle_time(conn: Connectivity, params: DelayParams) -> float:
+    """Cycle time (ms) of the complete connectivity graph as an undirected overlay: MATCHA with every matching active
+    in every round (budget :math:`C_b = 1`)."""
+    check_network_args(conn, params)
+    return cycle_time(overlay_from_edges(conn.n, nx.complete_graph(conn.n).edges), conn, params)
 
 
 def _matcha_plan(schedule: MatchaSchedule, conn: Connectivity, params: DelayParams, rounds: int, seed: int):
@@ -278,6 +324,31 @@ def time_to_target(result: dict, target: float, metric: str = "train_accuracy") 
         out[name] = {"round": None if k is None else curve["round"][k],
                      "time_s": None if k is None else curve["time_s"][k]}
     return out
+
+
+def training_target(result: dict, fraction: float = TARGET_FRACTION) -> float:
+    """The training-accuracy target of a :func:`train_overlays` result: ``fraction`` of the STAR's final training
+    accuracy (the thesis fixes one accuracy per network; ours is fixed before looking at the other overlays)."""
+    check_type("result", result, dict)
+    curve = result.get("curves", {}).get("star") if isinstance(result.get("curves"), dict) else None
+    if not isinstance(curve, dict) or not curve.get("train_accuracy"):
+        raise ValueError("result must be a train_overlays result with the STAR's training accuracy.")
+    return check_real("fraction", fraction, low=0.0, low_open=True, high=1.0) * float(curve["train_accuracy"][-1])
+
+
+def ring_ratio(hits: dict, other: str, field: str = "time_s") -> float | None:
+    """``other`` / RING for the time (the RING's speed-up) or the rounds to the target, from :func:`time_to_target`'s
+    result; ``None`` when either never reaches it."""
+    check_type("hits", hits, dict)
+    field = check_choice("field", field, ("time_s", "round"))
+    if not isinstance(other, str) or other not in hits or other == "ring":
+        raise ValueError(f"other must name an overlay of hits other than 'ring' ({sorted(hits)}), got {other!r}.")
+    for name in (other, "ring"):
+        if not isinstance(hits.get(name), dict) or field not in hits[name]:
+            raise ValueError(f"hits must hold {name!r} with its {field!r} (a time_to_target result), "
+                             f"got the overlays {sorted(hits)}.")
+    a, b = hits[other][field], hits["ring"][field]
+    return None if a is None or b is None else a / b
 
 
 MST_RULES = (*MST_TIES, "prim")

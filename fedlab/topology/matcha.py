@@ -29,7 +29,7 @@ from scipy.optimize import minimize_scalar
 from fedlab._rng import as_numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.topology.delays import DelayParams, arc_delays, check_network_args
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.data import Connectivity
 
 __all__ = [
     "MatchaSchedule",

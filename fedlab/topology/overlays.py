@@ -22,7 +22,7 @@ from scipy.sparse import csr_matrix
 from fedlab._validation import check_array, check_bool, check_choice, check_int, check_type
 from fedlab.topology.delays import (DelayParams, check_network_args, connectivity_delays, cycle_time,
                                     degree_one_delays, overlay_from_edges)
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.data import Connectivity
 
 __all__ = [
     "OVERLAYS",

@@ -10,7 +10,7 @@ import numpy as np
 from fedlab._validation import check_array, check_bool, check_real, check_type
 from fedlab.plots import figure_axes
 from fedlab.topology.delays import overlay_arcs
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.data import Connectivity
 
 __all__ = ["layout_positions", "plot_overlay", "plot_cycle_times", "plot_sweep", "plot_timeline", "plot_training",
            "plot_bandwidths"]

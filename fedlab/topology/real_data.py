@@ -3,11 +3,12 @@ Shakespeare (thesis §2.1.4.3 and §2.1.4.5, Fig. 2.8, Figs. C.1–C.2, Table 2.
 
 The 22 silos of AWS NA (1 Gbps core, 100 Mbps access links, :math:`s = 1`) each receive a log-normal number of
 natural clients — writers or speaking roles — with mean 5 and standard deviation 1.5 (§2.1.4.3; at least one), drawn
-without replacement, and pool their train and test samples (:func:`fedlab.paper.group_clients`). Every overlay of
-:data:`fedlab.topology.experiments.TRAINED_OVERLAYS` trains the paper's model from the same initial point with
-:func:`fedlab.topology.experiments.train_overlays`, whose clock is the network's (Algorithm 5, the model size and
+without replacement, and pool their train and test samples (:func:`fedlab.data.federated.group_clients`). Every
+overlay of :data:`fedlab.topology.experiments.TRAINED_OVERLAYS` trains the paper's model from the same initial point
+with :func:`fedlab.topology.experiments.train_overlays`, whose clock is the network's (Algorithm 5, the model size and
 computation time of Table 2.4), and the training time is the time to the chapter's target: 95 % of the STAR's final
-training accuracy.
+training accuracy (:data:`fedlab.topology.experiments.TARGET_FRACTION`). The claims of these runs are
+:func:`fedlab.topology.claims.paper_claims`.
 """
 from __future__ import annotations
 
@@ -17,33 +18,25 @@ import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.claims import Claim
-from fedlab.data.fetch import fetch_command
 from fedlab.engine import FederatedDataset, LocalSGD
 from fedlab.mixing import local_degree_weights
-from fedlab.paper import PaperSetting, group_clients, load_federated, seconds_per_round, stand_in_data, sweep_settings
+from fedlab.data.federated import group_clients, load_federated
+from fedlab.paper_mode import PaperSetting, check_settings, seconds_per_round, stand_in_data, sweep_settings
 from fedlab.topology.algorithms import AveragedDPASGD
 from fedlab.topology.delays import preset_params
-from fedlab.topology.experiments import TRAINED_OVERLAYS, TRAINING_METRICS, time_to_target, train_overlays
-from fedlab.topology.networks import connectivity_graph, load_network
+from fedlab.topology.experiments import TRAINED_OVERLAYS, TRAINING_METRICS, train_overlays
+from fedlab.topology.data import connectivity_graph, load_network
 from fedlab.topology.overlays import OVERLAYS
 
-__all__ = ["DATASETS", "NETWORK", "ACCESS_BPS", "WRITERS_PER_SILO", "TARGET_FRACTION", "TABLE_2_3", "SETTINGS",
-           "writers_per_silo", "silo_data", "topology_paper_run", "run_paper", "paper_claims", "expected_seconds"]
+__all__ = ["DATASETS", "NETWORK", "ACCESS_BPS", "WRITERS_PER_SILO", "SETTINGS", "writers_per_silo", "silo_data",
+           "topology_paper_run", "run_paper", "expected_seconds"]
 
-CHAPTER = "01_topology"
 DATASETS: tuple[str, ...] = ("femnist", "shakespeare")
 NETWORK = "aws_na"
 ACCESS_BPS = 1e8
 """Fig. 2.8's access links: 100 Mbps (the core links are 1 Gbps)."""
 WRITERS_PER_SILO = (5.0, 1.5)
 """Mean and standard deviation of the log-normal number of natural clients per silo (§2.1.4.3)."""
-TARGET_FRACTION = 0.95
-"""The training target: this fraction of the STAR's final training accuracy (the notebook's rule)."""
-TABLE_2_3 = {"femnist": {"mean": 6847, "stdev": 7473}, "shakespeare": {"mean": 36359, "stdev": 6837}}
-"""Table 2.3: samples per silo on AWS NA."""
-_NAMES = {"femnist": "FEMNIST", "shakespeare": "Shakespeare"}
-_FIGURES = {"femnist": "Fig. 2.8 and Fig. C.2", "shakespeare": "Fig. 2.8 and Fig. C.1"}
 _COMMON = ("AWS NA (22 silos), 1 Gbps core, 100 Mbps access, s = 1; each silo a log-normal number of LEAF users "
            "(mean 5, std 1.5), 20 % of LEAF's samples, 80/20 split; Adam with lr 0.001 decaying as 1/sqrt(round). Ours: "
            "TFF's users and their train/test split, every sample of a silo's users, plain SGD with a constant step "
@@ -140,51 +133,12 @@ def _average_runs(results: list[dict]) -> dict:
             "silo_samples": [n for r in results for n in r["silo_samples"]]}
 
 
-def _claims_for(name: str, result: dict | None) -> list[Claim]:
-    src = f"{_FIGURES[name]} text, AWS NA, 100 Mbps, {_NAMES[name]}"
-    why = "" if result is not None else f"needs the real data set (MODE='paper'): {fetch_command(name)}"
-    if result is None:
-        first = spread = samples = None
-    else:
-        target = TARGET_FRACTION * result["curves"]["star"]["train_accuracy"][-1]
-        hits = {o: h["time_s"] for o, h in time_to_target(result, target).items() if h["time_s"] is not None}
-        first = min(hits, key=hits.get) if hits else "none"
-        final = {o: c["train_loss"][-1] for o, c in result["curves"].items()}
-        spread = max(final.values()) / min(final.values()) - 1
-        samples = np.asarray(result["silo_samples"], dtype=float)
-    table = f"Table 2.3, {_NAMES[name]}"
-    return [
-        Claim(CHAPTER, src, "RING reaches the training target first in wall-clock time", "yes",
-              None if result is None else f"first: {first}", "qualitative",
-              holds=None if result is None else first == "ring",
-              why=why or f"target {TARGET_FRACTION:.0%} of the STAR's final training accuracy"),
-        Claim(CHAPTER, src, "loss against rounds almost insensitive to the overlay (final losses within 10 %)",
-              "almost insensitive", None if result is None else f"spread {100 * spread:.1f} %", "qualitative",
-              holds=None if result is None else bool(spread < 0.1), why=why),
-        Claim(CHAPTER, table, "samples per silo on AWS NA, mean (± 25 %)", TABLE_2_3[name]["mean"],
-              None if samples is None else float(samples.mean()), "tolerance", tolerance=0.25, relative=True,
-              digits=0, why=why or "our silos hold every sample of their users (the paper: 20 % of LEAF's)"),
-        Claim(CHAPTER, table, "samples per silo on AWS NA, standard deviation (± 25 %)", TABLE_2_3[name]["stdev"],
-              None if samples is None else float(samples.std()), "tolerance", tolerance=0.25, relative=True,
-              digits=0, why=why or "log-normal users per silo (mean 5, std 1.5), each with its own size"),
-    ]
-
-
-def paper_claims(results: Mapping | None) -> list[Claim]:
-    """Fig. 2.8's statements and Table 2.3's silo sizes per data set; ``None`` gives them as not run."""
-    if results is not None:
-        check_type("results", results, Mapping)
-    return [c for name in DATASETS for c in _claims_for(name, None if results is None else results.get(name))]
-
-
 def expected_seconds(device=None, settings: Mapping | None = None) -> dict[str, float]:
-    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper.seconds_per_round` of DPASGD on
-    the RING with :func:`fedlab.paper.stand_in_data` for the 22 silos (evaluated every round), times the rounds,
+    """Expected total run time (s) per setting on this machine: :func:`fedlab.paper_mode.seconds_per_round` of DPASGD on
+    the RING with :func:`fedlab.paper_mode.stand_in_data` for the 22 silos (evaluated every round), times the rounds,
     the trained overlays and the seeds."""
-    settings = SETTINGS if settings is None else check_type("settings", settings, Mapping)
     conn, out = _connectivity(), {}
-    for name, setting in settings.items():
-        setting = _check_setting(setting, f"settings[{name!r}]")
+    for name, setting in check_settings(settings, SETTINGS, _check_setting).items():
         params = preset_params(setting.dataset, access_bps=ACCESS_BPS)
         mixing = local_degree_weights(OVERLAYS["ring"](conn, params))
         algorithm = AveragedDPASGD(setting.build_model(), LocalSGD(setting.lr, batch_size=setting.batch_size), mixing)

@@ -19,9 +19,9 @@ import numpy as np
 
 from fedlab._validation import check_array, check_int, check_real
 from fedlab.topology.delays import DelayParams, check_network_args, overlay_arcs, transfer_ms
-from fedlab.topology.networks import Connectivity
+from fedlab.topology.data import Connectivity
 
-__all__ = ["simulate_wall_clock", "rounds_within"]
+__all__ = ["simulate_wall_clock", "rounds_within", "growth_rate"]
 
 
 def _transfer_matrix(overlay: nx.DiGraph, conn: Connectivity, params: DelayParams) -> np.ndarray:
@@ -101,3 +101,19 @@ def rounds_within(t: np.ndarray, budget_ms: float) -> int:
     budget_ms = check_real("budget_ms", budget_ms, low=0.0)
     done = np.flatnonzero(t.max(axis=1) <= budget_ms)
     return int(done[-1]) if done.size else 0
+
+
+def growth_rate(t: np.ndarray) -> float:
+    r"""The timeline's growth rate over its second half, :math:`\max_i (t_i(K) - t_i(h))/(K - h)` with
+    :math:`h = \lfloor (K+1)/2 \rfloor` (ms per round): the cycle time (2.5) once the transient has passed.
+
+    Parameters
+    ----------
+    t : array (K + 1, N)
+        Times in ms, as :func:`simulate_wall_clock` returns them, with at least two rounds (K >= 2).
+    """
+    t = check_array("t", t, ndim=2)
+    if t.shape[0] < 3 or t.shape[1] < 1:
+        raise ValueError(f"t must hold at least two rounds (3 rows) of one silo, got shape {t.shape}.")
+    half = t.shape[0] // 2
+    return float(np.max((t[-1] - t[half]) / (t.shape[0] - 1 - half)))

@@ -4,7 +4,7 @@ import torch
 
 from fedlab.methods import METHODS
 from fedlab.algorithms import Centralized, DecentralizedSGD, FedAvg, FedProx, Local
-from fedlab.algorithms._common import check_data, check_mixing, check_weights, client_weights
+from fedlab.algorithms.common import check_data, check_mixing, check_weights, client_weights
 from fedlab.engine import DivergenceError, FederatedDataset, LocalSGD, local_sgd, run
 from fedlab.models import MLP, LinearModel
 
@@ -139,6 +139,7 @@ def _method_options(name, data):
         return availability
     return {"fedprox": {"mu": 0.1}, "dsgd": {"mixing_matrix": np.full((k, k), 1 / k)},
             "d-fedem": {"mixing_matrix": np.full((k, k), 1 / k)}, "fedem:d-fedem": {"mixing_matrix": np.full((k, k), 1 / k)},
+            "topology:dpasgd": {"mixing_matrix": np.full((k, k), 1 / k)},
             "knnper:knnper": {"lam": 0.5}, "knnper:knnper_shared": {"lam": 0.5}}.get(name, {})
 
 
@@ -147,8 +148,10 @@ def _stream_only(name):
     return name.split(":")[0] in ("streams", "sfedpo")
 
 
-@pytest.mark.parametrize("name", sorted(METHODS))
+@pytest.mark.parametrize("name", sorted(n for n, m in METHODS.items() if m.takes_solver))
 def test_every_method_runs(name, small_data):
+    """Every method built from (model, solver) runs on a plain data set; the others (simulations with their own
+    arguments) run in their chapters' tests."""
     model = MLP(5, (8,), 3) if name.startswith("knnper:knnper") else LinearModel(5, 3)  # kNN-Per: hidden features
     alg = METHODS[name](model, SOLVER, **_method_options(name, small_data))
     if _stream_only(name):
@@ -182,7 +185,10 @@ def test_registry_presets_and_errors():
     alg = METHODS["sfedpo:fedprox_buffer"](LinearModel(5, 3), SOLVER)
     assert alg.solver.prox_mu == 0.1 and SOLVER.prox_mu == 0.0
     assert METHODS["fedem:fedprox"](LinearModel(5, 3), SOLVER, mu=0.3).mu == 0.3
-    assert set(METHODS.presets("online")) == {"fem_omd", "fedomd"}
+    assert {"fem_omd", "fedomd"} <= set(METHODS.presets("online"))
+    assert not METHODS["gmm_em"].takes_solver and METHODS["gmm_em"](2).n_components == 2
+    with pytest.raises(TypeError, match=r"built from \(model, solver\)"):
+        METHODS["fedavg"](LinearModel(5, 3))
     with pytest.raises(KeyError, match="unknown method 'fedsgd'"):
         METHODS["fedsgd"]
     with pytest.raises(ValueError, match="name must be one of"):

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from fedlab.availability.algorithms.cafed import cafed_tradeoff
-from fedlab.availability.experiments import (AUTHORS_OPTIMIZER, AVAILABILITY_DATASETS, DEFAULT_LR, DIGITS_SPLITS,
-                                             SPATIAL_LAMBDA, SPATIAL_PI, availability_setup, curves_by,
-                                             digits_federation, estimator_errors, exclusion_when_available,
-                                             format_spread, run_availability, seed_stats, seed_values,
-                                             spatial_population, step_size_configs, tune_step_sizes)
+from fedlab.availability.data import (AVAILABILITY_DATASETS, DIGITS_SPLITS, SPATIAL_LAMBDA, SPATIAL_PI,
+                                      digits_federation, spatial_population)
+from fedlab.availability.experiments import (AUTHORS_OPTIMIZER, DEFAULT_LR, availability_setup, curves_by,
+                                             estimator_errors, exclusion_when_available, format_spread,
+                                             run_availability, seed_stats, seed_values, step_size_configs,
+                                             tune_step_sizes)
 from fedlab.availability.plots import (plot_availability_raster, plot_chain_memory, plot_client_weights,
                                        plot_group_weights, plot_minimizer_path, plot_step_size_grid, plot_tradeoff)
 
@@ -133,7 +134,7 @@ def test_thesis_setup_constants():
 
 @pytest.mark.parametrize("n_clients", [24, 100])
 def test_digits_federation_scales_to_thesis_size(n_clients):
-    from fedlab.availability.experiments import digits_federation
+    from fedlab.availability.data import digits_federation
 
     data = digits_federation(n_clients, seed=0)
     assert data.n_clients == n_clients and int(data.train.n.min()) >= 3

@@ -75,7 +75,7 @@ def test_mixture_log_likelihood_matches_direct_sum():
 
 
 def test_init_components_are_distinct_and_start_with_fedavgs_model():
-    from fedlab.algorithms._common import initial_params
+    from fedlab.algorithms.common import initial_params
 
     model = MLP(4, (5,), 3)
     comps = init_components(model, 3, seed=7)

@@ -6,7 +6,8 @@ import pytest
 
 from real_formats import write_cifar10_archive
 from fedlab.fedem import real_data
-from fedlab.fedem.real_data import DATASETS, SETTINGS, expected_seconds, paper_claims, run_paper, run_setting
+from fedlab.fedem.claims import paper_claims
+from fedlab.fedem.real_data import DATASETS, SETTINGS, expected_seconds, run_paper, run_setting
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from fedlab.knnper.algorithms import (KERNELS, KNN_BACKENDS, LAMBDA_GRID, TIE_RU
                                       build_datastores, capacity_size, client_features, embed,
                                       embed_and_proba, embedding_dim, interpolate, kernel_weights, knn_proba,
                                       knn_search, lambda_accuracies, personalize, select_lambda)
-from fedlab.knnper.algorithms import check_grid
+from fedlab.knnper.algorithms import check_grid, cost_table, param_count
 from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
 from fedlab.models import MLP, LinearModel, SmallCNN
 
@@ -541,3 +541,23 @@ def test_check_grid():
             check_grid("lambdas", bad)
     with pytest.raises(ValueError, match="lambdas must contain only finite values"):
         check_grid("lambdas", (float("nan"),))
+
+
+# ---------------------------------------------------------------- cost and memory (§3.7)
+
+
+def test_cost_table():
+    model = MLP(64, (32, 16), 10)   # the chapter's digits model
+    n_params = sum(v.numel() for v in model.init(torch.Generator().manual_seed(0)).values())
+    assert param_count(model) == n_params
+    n = [10, 20]
+    fedavg, fedem = cost_table("fedavg", model, n), cost_table("fedem", model, n, n_components=3)
+    assert fedavg["upload_bytes"] == 4 * n_params and fedem["upload_bytes"] == 3 * 4 * n_params
+    knn = cost_table("knnper", model, n)
+    assert knn["upload_bytes"] == fedavg["upload_bytes"]
+    assert knn["memory_bytes"] == [4 * n_params + m * (16 * 4 + 8) for m in n]
+    assert cost_table("local", model, n)["upload_bytes"] == 0
+    assert cost_table("fedrep", model, n)["upload_bytes"] == 4 * (n_params - (16 * 10 + 10))
+    assert cost_table("ditto", model, n)["memory_bytes"] == [8 * n_params] * 2
+    with pytest.raises(ValueError, match="method"):
+        cost_table("pfedgp", model, n)

@@ -1,4 +1,4 @@
-"""Experiments of the kNN-Per chapter (fedlab.knnper.experiments): data, protocol, paper tables, end-to-end facts."""
+"""Experiments of the kNN-Per chapter (fedlab.knnper.experiments): the model, protocol, end-to-end facts."""
 import json
 
 import numpy as np
@@ -8,11 +8,11 @@ import torch
 from fedlab.engine import LocalSGD
 from fedlab.algorithms import METHODS
 from fedlab.knnper.algorithms import PRESETS
-from fedlab.knnper.experiments import (CHAPTER_METHODS, DIGITS_HIDDEN, LR_GRID, PAPER_METHODS,
-                                       PAPER_TABLE_3_5, PAPER_TABLE_3_6, NewClientFeatures, SplitFederation,
-                                       capacity_lambda_surface, compare_methods, concat_clients, cost_table,
-                                       digits_model, digits_split, distribution_shift, knn_vs_global_quality,
-                                       lambda_selection_diagnosis, new_client_features, scores,
+from fedlab.knnper.data import digits_split
+from fedlab.knnper.experiments import (CHAPTER_METHODS, DIGITS_HIDDEN, LR_GRID, NewClientFeatures,
+                                       capacity_curve, capacity_lambda_surface, compare_methods, digits_model,
+                                       distribution_shift, knn_vs_global_quality, lambda_selection_diagnosis,
+                                       new_client_features, scores, sensitivity_from_features,
                                        surface_from_features, system_heterogeneity, train_global,
                                        unseen_clients)
 
@@ -27,68 +27,13 @@ def _strip_times(result):
     return result
 
 
-# ---------------------------------------------------------------- paper tables (spec §11.5)
-
-
-def test_knnper_is_the_best_of_every_row_of_table_3_5():
-    for dataset, row in PAPER_TABLE_3_5.items():
-        assert len(row) == len(PAPER_METHODS)
-        cells = [c for c in row if c is not None]
-        knn = row[PAPER_METHODS.index("kNN-Per")]
-        assert knn[0] == max(c[0] for c in cells), dataset
-        assert knn[1] == max(c[1] for c in cells), dataset
-
-
-def test_knnper_is_the_best_test_accuracy_of_every_row_of_table_3_6():
-    for dataset, row in PAPER_TABLE_3_6.items():
-        assert len(row) == len(PAPER_METHODS) - 1
-        cells = [c for c in row if c is not None]
-        assert row[-1][0] == max(c[0] for c in cells), dataset
-
-
-# ---------------------------------------------------------------- data
+# ---------------------------------------------------------------- the chapter's model
 
 
 def test_digits_model_and_lr_grid():
     m = digits_model()
     assert m.hidden == DIGITS_HIDDEN and m.in_features == 64 and m.out_features == 10
     assert LR_GRID[0] == pytest.approx(10 ** -0.5) and len(LR_GRID) == 3
-
-
-def test_digits_split_fractions_and_determinism():
-    s = digits_split(10, 0.3, seed=1)
-    total = s.train.n + s.val.n + s.test.n
-    assert int(total.sum()) == 1797 and int(total.min()) >= 10
-    assert np.all(np.abs(s.test.n.numpy() - 0.2 * total.numpy()) <= 1)
-    assert np.all(s.train.n.numpy() >= 1)
-    s2 = digits_split(10, 0.3, seed=1)
-    assert torch.equal(s.train.x, s2.train.x) and torch.equal(s.test.y, s2.test.y)
-    assert not torch.equal(digits_split(10, 0.3, seed=2).train.n, s.train.n)
-    pool = digits_split(5, 1.0, seed=0, val_fraction=0.0, test_fraction=0.3, min_size=20, pool=np.arange(500))
-    assert int((pool.train.n + pool.test.n).sum()) == 500 and int(pool.val.n.sum()) == 0
-
-
-def test_digits_split_bad_inputs():
-    with pytest.raises(ValueError, match="min_size"):
-        digits_split(5, 0.3, min_size=2)
-    with pytest.raises(ValueError, match="val_fraction"):
-        digits_split(5, 0.3, val_fraction=0.7)
-
-
-def test_concat_clients_and_split_federation():
-    s = digits_split(6, 0.5, seed=0)
-    tv = concat_clients(s.train, s.val)
-    assert tv.n.tolist() == (s.train.n + s.val.n).tolist()
-    assert torch.equal(tv.client(2)[1], torch.cat([s.train.client(2)[1], s.val.client(2)[1]]))
-    assert s.trainval.n.tolist() == tv.n.tolist()
-    assert s.federated(with_validation=False).train.n.tolist() == s.train.n.tolist()
-    assert s.federated().train.n.tolist() == tv.n.tolist()
-    sub = s.select([1, 3])
-    assert sub.n_clients == 2 and torch.equal(sub.test.n, s.test.n[[1, 3]])
-    with pytest.raises(ValueError, match="same number"):
-        concat_clients(s.train, s.val.select([0]))
-    with pytest.raises(ValueError, match="same clients"):
-        SplitFederation(s.train, s.val.select([0]), s.test, 10)
 
 
 def test_scores():
@@ -117,22 +62,6 @@ def test_train_global_checkpoints():
     assert sorted(saved) == [0, 2, 3] and seconds > 0
     assert all(torch.equal(params[k], saved[3][k]) for k in params)
     assert not torch.equal(saved[0]["w0"], saved[2]["w0"])
-
-
-def test_cost_table():
-    model = digits_model()
-    n_params = sum(v.numel() for v in model.init(torch.Generator().manual_seed(0)).values())
-    n = [10, 20]
-    fedavg, fedem = cost_table("fedavg", model, n), cost_table("fedem", model, n, n_components=3)
-    assert fedavg["upload_bytes"] == 4 * n_params and fedem["upload_bytes"] == 3 * 4 * n_params
-    knn = cost_table("knnper", model, n)
-    assert knn["upload_bytes"] == fedavg["upload_bytes"]
-    assert knn["memory_bytes"] == [4 * n_params + m * (16 * 4 + 8) for m in n]
-    assert cost_table("local", model, n)["upload_bytes"] == 0
-    assert cost_table("fedrep", model, n)["upload_bytes"] == 4 * (n_params - (16 * 10 + 10))
-    assert cost_table("ditto", model, n)["memory_bytes"] == [8 * n_params] * 2
-    with pytest.raises(ValueError, match="method"):
-        cost_table("pfedgp", model, n)
 
 
 # ---------------------------------------------------------------- experiment functions
@@ -246,20 +175,6 @@ def test_new_client_features_and_surface_from_features():
         system_heterogeneity(features=new_client_features(seed=0, new_fraction=0.1, **SMALL))
 
 
-def test_shrink_clients_keeps_a_fraction_and_the_test_sets():
-    from fedlab.knnper.experiments import shrink_clients
-
-    split = digits_split(6, 0.3, 0)
-    assert shrink_clients(split, 1.0) is split
-    half = shrink_clients(split, 0.5, seed=1)
-    n, kept = split.train.n.numpy(), half.train.n.numpy()
-    assert np.all(kept == np.maximum(1, np.floor(0.5 * n + 1e-9)))
-    assert np.array_equal(half.test.n.numpy(), split.test.n.numpy())
-    assert np.all(half.val.n.numpy() <= split.val.n.numpy())
-    with pytest.raises(ValueError, match="capacity"):
-        shrink_clients(split, 0.0)
-
-
 def test_new_client_capacity_fedavg_flat_and_full_capacity_matches_unseen_clients():
     from fedlab.knnper.experiments import new_client_capacity
 
@@ -294,3 +209,16 @@ def test_hyperparameter_sensitivity_k_and_sigma():
     assert out["n_test"] > 0 and len(out["store_sizes"]) == 3
     with pytest.raises(ValueError, match="k_values"):
         hyperparameter_sensitivity(k_values=(0,), **SMALL)
+
+
+def test_sensitivity_and_capacity_curve_from_features():
+    f = new_client_features(seed=0, new_fraction=0.5, **SMALL)
+    out = sensitivity_from_features(f, k_values=(1, 10), sigma_values=(1.0, 10.0), lambdas=(0.0, 0.5, 1.0))
+    assert out["best_by_k"][1] == pytest.approx(out["best_by_sigma"][0])     # k = 10, σ = 1 in both
+    assert all(v >= f.global_accuracy - 1e-12 for v in out["best_by_k"])    # λ = 0 is the global model
+    curve = capacity_curve(f, [0.0, 0.5, 1.0])
+    assert len(curve) == 3 and curve[0] == pytest.approx(f.global_accuracy)  # capacity 0: the global model
+    with pytest.raises(ValueError, match="capacities"):
+        capacity_curve(f, [1.5])
+    with pytest.raises(TypeError, match="feats"):
+        sensitivity_from_features(f.store)

@@ -11,8 +11,9 @@ from fedlab.engine import ClientData
 from fedlab.knnper import real_data
 from fedlab.knnper import algorithms as knn_algorithms
 from fedlab.knnper.algorithms import client_features, embed_and_proba, embedding_dim
-from fedlab.knnper.real_data import DATASETS, SETTINGS, expected_seconds, paper_claims, run_paper, run_setting
-from fedlab.paper import MODELS
+from fedlab.knnper.claims import paper_claims
+from fedlab.knnper.real_data import DATASETS, SETTINGS, expected_seconds, run_paper, run_setting
+from fedlab.paper_mode import MODELS
 
 
 def _small(name: str, **changes):

@@ -5,10 +5,10 @@ import torch
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab.engine import ClientData, DivergenceError, History, LocalSGD, local_sgd, run
-from fedlab.markovian.algorithms import (STREAMING_ALGORITHMS, MarkovStreams, StreamingLocalSGDM,
-                                         StreamingMinibatchSGD, average, floor, markov_streams, replica_curves,
-                                         run_streaming_fl, streaming_algorithm)
-from fedlab.markovian.data import make_markov_regression, two_state_streams
+from fedlab.algorithms import METHODS
+from fedlab.markovian.algorithms import (PRESETS, StreamingLocalSGDM, StreamingMinibatchSGD, average, floor,
+                                         replica_curves, run_streaming_fl, streaming_algorithm)
+from fedlab.markovian.data import MarkovStreams, make_markov_regression, markov_streams, two_state_streams
 from fedlab.models import LinearModel
 
 RATES = {"minibatch": dict(lr_global=0.05), "local": dict(lr_local=0.02),
@@ -59,7 +59,7 @@ def small():
     return prob, states
 
 
-@pytest.mark.parametrize("name", list(STREAMING_ALGORITHMS))
+@pytest.mark.parametrize("name", list(PRESETS))
 def test_engine_runs_equal_the_literal_pseudocode(small, name):
     prob, states = small
     data = markov_streams(prob, states)
@@ -191,3 +191,11 @@ def test_bad_inputs_raise(small):
     with pytest.raises(DivergenceError, match="diverged"):
         long = two_state_streams(0.2, n_clients=4, n_rounds=400, n_local=2, rng=0)
         run(StreamingMinibatchSGD(50.0), markov_streams(prob, long), rounds=400)
+
+
+def test_the_three_methods_are_registered():
+    assert list(PRESETS) == ["minibatch", "local", "local_momentum"]
+    assert all(METHODS[f"markovian:{name}"] is method for name, method in PRESETS.items())
+    assert [m.label for m in PRESETS.values()] == ["Minibatch SGD", "Local SGD", "Local SGD-M"]
+    local = streaming_algorithm("local", lr_local=0.02, lr_global=0.5, momentum_beta=0.3)
+    assert (local.lr_local, local.lr_global, local.momentum_beta) == (0.02, None, 1.0)     # β = 1, γ = ηK

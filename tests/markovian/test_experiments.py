@@ -6,7 +6,7 @@ from fedlab.markovian.bounds import local_sgd_bound, local_sgdm_bound, minibatch
 from fedlab.markovian.data import make_markov_regression
 from fedlab.experiments import grid, sweep
 from fedlab.markovian.experiments import (batch_dependence_ratio, explicit_bounds, final_values, markov_experiment,
-                                          markov_problems)
+                                          markov_problems, replica_exponents, replica_ratios, seed_end_values)
 from fedlab.tables import loglog_slope
 
 FLOOR = dict(start="stationary", init="optimum", n_replicas=2, seed=0)
@@ -103,3 +103,40 @@ def test_batch_dependence_ratio_and_final_values():
         batch_dependence_ratio(markov_experiment(n_clients=2, n_local=2, n_rounds=3, modes=["markov"]))
     with pytest.raises(ValueError, match="markov_experiment result"):
         final_values({"keys": []})
+
+
+def test_replica_ratios_are_the_spread_behind_the_ratio_of_means():
+    r = markov_experiment(n_clients=4, n_local=3, n_rounds=30, mixing_times=[1, 30], modes=["markov", "independent"],
+                          **{**FLOOR, "n_replicas": 3})
+    per = replica_ratios(r, 30)
+    for alg, values in per.items():
+        fl = r["floor"][alg]
+        assert values == pytest.approx([i / m for i, m in zip(fl["30|independent"], fl["30|markov"])])
+        assert len(values) == 3
+    with pytest.raises(ValueError, match="mixing_time 7"):
+        replica_ratios(r, 7)
+    with pytest.raises(ValueError, match="independent"):
+        replica_ratios(markov_experiment(n_clients=2, n_local=2, n_rounds=3, modes=["markov"]), 100)
+
+
+def test_seed_end_values_pairs_the_settings_by_seed():
+    recs = sweep(markov_experiment, grid(n_clients=3, n_local=[2, 4], n_rounds=12, mixing_times=[(10, 100)],
+                                         modes=[("markov",)], n_replicas=1, every=2), seeds=[1, 0],
+                 executor="sequential")
+    ends = seed_end_values(recs)
+    assert sorted(ends) == [(10.0, 3, 2), (10.0, 3, 4), (100.0, 3, 2), (100.0, 3, 4)]
+    by_seed = {r["seed"]: final_values(r["result"]) for r in recs if r["config"]["n_local"] == 4}
+    assert ends[(100, 3, 4)]["local"] == [by_seed[0]["local"]["100|markov"], by_seed[1]["local"]["100|markov"]]
+    with pytest.raises(ValueError, match="records"):
+        seed_end_values([])
+    with pytest.raises(ValueError, match=r"records\[0\]"):
+        seed_end_values([{"config": {}, "seed": 0}])
+
+
+def test_replica_exponents_fit_each_row():
+    x = [10, 100, 1000]
+    floors = [[1.0, 0.1, 0.01], [1.0, 1.0, 1.0], [2.0, 20.0, 200.0]]
+    assert replica_exponents(x, floors) == pytest.approx([-1.0, 0.0, 1.0], abs=1e-12)
+    assert replica_exponents(x, floors)[0] == pytest.approx(loglog_slope(x, floors[0]))
+    with pytest.raises(ValueError, match="floors"):
+        replica_exponents(x, [[1.0, 2.0]])

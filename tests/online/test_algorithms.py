@@ -10,11 +10,11 @@ import torch
 from fedlab._rng import Stream, numpy_rng
 from fedlab.online import algorithms as F
 from fedlab.gmm import LOG_FLOOR
-from fedlab.online.algorithms import (FEMOMD, STEP_SCHEDULES, GaussianFEMOMD, GMMEnvironment, GMMStep, center_error,
-                                      logged, mixture_kl, mixture_weight_gradient, omd_step, played_weights,
-                                      regret_curves, step_size)
+from fedlab.online.algorithms import (FEMOMD, OMD, PRESETS, STEP_SCHEDULES, GaussianFEMOMD, center_error, logged,
+                                      mixture_weight_gradient, omd_step, played_weights, regret_curves, step_size)
 from fedlab.engine import ClientData, FederatedDataset, History, LocalSGD, local_sgd, run
-from fedlab.online.experiments import gmm_regret, loglog_slope, make_gmm_stream, run_fem_omd_gmm
+from fedlab.online.data import GMMEnvironment, make_gmm_stream, mixture_kl, sample_mixture
+from fedlab.online.experiments import LINEAR_RATIO, gmm_regret, late_regret_ratio, run_fem_omd_gmm
 from fedlab.models import LinearModel
 
 MU3 = np.array([[4.0, 0.0], [-2.0, 3.4641], [-2.0, -3.4641]])
@@ -165,30 +165,6 @@ def _run(stream, **options):
     return run_fem_omd_gmm(stream, **options)
 
 
-def test_gmm_environment_steps():
-    stream = make_gmm_stream(n_clients=4, horizon=5, seed=0)
-    env = GMMEnvironment(stream.means, stream.weights, n_samples=7, n_mc_loss=11, seed=2)
-    step = env(3)
-    assert isinstance(step, GMMStep) and step.t == 4 and env.horizon == step.horizon == 5
-    assert step.samples.shape == (4, 7, 2) and step.loss_draws.shape == (3, 11, 2)
-    np.testing.assert_array_equal(step.weights_star, stream.weights[3])
-    np.testing.assert_allclose(np.exp(step.log_comparator), stream.weights.mean(0))
-    np.testing.assert_array_equal(env(3).samples, step.samples)              # deterministic in (seed, t)
-    x = F._sample_mixture(numpy_rng(2, 4, Stream.ONLINE_DATA), stream.weights[3], stream.means, 7, 1.0)
-    np.testing.assert_array_equal(step.samples, x)
-    # playing the truth costs nothing; the comparator loss does not depend on the played model
-    loss, comp = step.losses(np.log(step.weights_star), stream.means)
-    np.testing.assert_allclose(loss, 0.0, atol=1e-12)
-    np.testing.assert_array_equal(comp, step.losses(np.log(np.full((4, 3), 1 / 3)), stream.means + 1)[1])
-    # the true gradient (4.27) at the true weights is -1 (fact A2, up to the Monte Carlo of the loss draws)
-    big = GMMEnvironment(stream.means / 3, np.tile([0.5, 0.3, 0.2], (1, 2, 1)), n_mc_loss=50_000, seed=0)(0)
-    np.testing.assert_allclose(big.true_gradient(np.log(big.weights_star)), -1.0, atol=2e-2)
-    with pytest.raises(ValueError, match="t must be"):
-        env(5)
-    with pytest.raises(ValueError, match="n_mc_loss"):
-        GMMEnvironment(stream.means, stream.weights, n_mc_loss=0)
-
-
 def test_fem_omd_gmm_history_and_determinism():
     stream = make_gmm_stream(n_clients=4, horizon=15, seed=0)
     sa, a = _run(stream, n_samples=6, seed=3)
@@ -244,7 +220,7 @@ def test_one_client_reduces_to_centralized_online_em():
     mu = state.means
     for t in range(1, 13):
         state, _ = algorithm.round(state, env(t - 1), 4)
-        x = F._sample_mixture(numpy_rng(4, t, Stream.ONLINE_DATA), stream.weights[t - 1], stream.means, 9, 1.0)[0]
+        x = sample_mixture(stream.weights[t - 1], stream.means, 9, rng=numpy_rng(4, t, Stream.ONLINE_DATA))[0]
         _, mu_em = _plain_em(x, mu, np.full(3, 1 / 3), 3, 3)
         mu = t / (t + 1) * mu + mu_em / (t + 1)
         np.testing.assert_allclose(state.means, mu, atol=1e-10)
@@ -263,8 +239,7 @@ def test_fewer_samples_than_em_steps_use_every_sample_in_each_step():
 def test_sublinear_regret_on_well_separated_mixture():
     stream = make_gmm_stream(n_clients=10, horizon=200, spread=6.0, seed=0)
     state, hist = _run(stream, n_samples=30, seed=0)
-    slope = loglog_slope(np.arange(1, 201), regret_curves(hist).mean(1))
-    assert slope < 0.6                      # linear regret has slope 1
+    assert late_regret_ratio(regret_curves(hist).mean(1)) < LINEAR_RATIO   # a linear regret has ratio 1
     assert center_error(state.means, stream.means) < 0.2
 
 
@@ -431,3 +406,46 @@ def test_gaussian_fem_omd_logs_the_exact_gradient_norm():
     assert true_norm.shape == (6, 4) and np.all(true_norm >= 1.0 - 0.2)  # sum_j pi_j grad_j = -1: some |grad_j| >= 1
     assert np.all(est <= 10.0 + 1e-12)
     assert np.all(err <= true_norm + est + 1e-9)
+
+
+# ----------------------------------------------------------------------------------------- OMD, the separated limit
+
+def test_omd_on_the_engine_is_the_exact_gradient_multiplicative_update():
+    rng = np.random.default_rng(0)
+    pi_star = rng.dirichlet(np.full(3, 0.5), size=(20, 2))
+    state, history = run(OMD(lr=0.3, schedule="constant"), lambda t: pi_star[t], rounds=20, order="evaluate_first",
+                         progress=False)
+    log_pi, losses = np.full((2, 3), -math.log(3)), []
+    for t in range(20):
+        pi = np.exp(log_pi)
+        losses.append(np.sum(pi_star[t] * (np.log(pi_star[t]) - np.log(pi)), -1))
+        log_pi = omd_step(log_pi, -pi_star[t] / pi, 0.3)
+    np.testing.assert_array_equal(np.stack(history.clients["kl"]), np.array(losses))
+    np.testing.assert_array_equal(state.log_pi, log_pi)
+    assert state.round == 20 and np.allclose(state.weights.sum(-1), 1.0)
+    assert logged(history, "max_grad").shape == (20,) and np.all(logged(history, "eta") == 0.3)
+    _, anytime = run(OMD(lr=1.0, schedule="anytime"), lambda t: pi_star[t], rounds=4, order="evaluate_first")
+    np.testing.assert_allclose(logged(anytime, "eta"), np.sqrt(math.log(3) / np.arange(1, 5)))
+
+
+def test_omd_rejects_bad_inputs():
+    with pytest.raises(ValueError, match="lr"):
+        OMD(lr=0.0)
+    with pytest.raises(ValueError, match="horizon"):
+        OMD(schedule="fixed")
+    with pytest.raises(ValueError, match="data"):
+        OMD().init(np.array([[0.5, 0.6]]), 0)
+    state = OMD().init(np.full((2, 3), 1 / 3), 0)
+    with pytest.raises(ValueError, match="shape"):
+        OMD().round(state, np.full((1, 3), 1 / 3), 0)
+
+
+def test_every_algorithm_of_the_chapter_is_registered():
+    from fedlab.algorithms import METHODS
+    from fedlab.online.algorithms import FedOMD
+
+    assert {m.cls for m in PRESETS.values()} == {GaussianFEMOMD, OMD, FEMOMD, FedOMD}
+    assert all(METHODS[f"online:{name}"] is m for name, m in PRESETS.items())
+    model, solver = LinearModel(4, 2), LocalSGD(lr=0.1)
+    assert isinstance(PRESETS["fem_omd"](model, solver, n_components=2), FEMOMD)
+    assert isinstance(PRESETS["omd"].cls(lr=0.5), OMD)

@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from fedlab.online.algorithms import mixture_kl, mixture_weight_gradient
+from fedlab.online.algorithms import mixture_weight_gradient
+from fedlab.online.data import mixture_kl
 from fedlab.online.bounds import (em_accuracy, em_sample_requirement, eta_anytime, fem_omd_regret_bound,
                                   fem_omd_regret_bound_eps, gauss_kl, gauss_tv_sup, gauss_tv_sup_upper,
                                   gradient_error_bound, mixture_tv_sup_upper, neg_entropy,

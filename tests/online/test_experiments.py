@@ -9,41 +9,38 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from fedlab.online.experiments import (DIGITS_STREAM_MODES, GMM_CENTERS, DigitsMixtureStream,
-                                       digits_stream_regret, gmm_regret, loglog_slope, make_gmm_stream,
-                                       separated_limit_regret)
+from fedlab.online.data import make_gmm_stream
+from fedlab.online.experiments import (LINEAR_RATIO, digits_stream_regret, gmm_regret, late_regret_ratio,
+                                       separated_limit_regret, sublinear_from)
 from fedlab.online.plots import plot_regret, plot_regret_bounds, plot_weight_paths
 
 
-def test_make_gmm_stream_every_center_mode():
-    for centers in GMM_CENTERS:
-        s = make_gmm_stream(n_components=3, dim=2, n_clients=4, horizon=6, spread=2.0, centers=centers, seed=1)
-        assert s.means.shape == (3, 2) and s.weights.shape == (6, 4, 3)
-        assert np.allclose(s.weights.sum(-1), 1.0) and s.weights.min() >= 1e-12 * 0.99
-        assert (s.n_components, s.dim, s.n_clients, s.horizon) == (3, 2, 4, 6)
-    circle = make_gmm_stream(n_components=3, spread=2.0, seed=0)
-    assert circle.min_separation == pytest.approx(2.0 * math.sqrt(3))
-    assert np.allclose(np.linalg.norm(circle.means, axis=1), 2.0)
-    again = make_gmm_stream(n_components=3, spread=2.0, seed=0)
-    np.testing.assert_array_equal(circle.weights, again.weights)
-    assert make_gmm_stream(n_components=1, horizon=2).min_separation == math.inf
-    with pytest.raises(ValueError, match="dim"):
-        make_gmm_stream(dim=1)
-    with pytest.raises(ValueError, match="alpha"):
-        make_gmm_stream(alpha=0.0)
-    with pytest.raises(ValueError, match="centers"):
-        make_gmm_stream(centers="grid")
-
-
-def test_loglog_slope():
+def test_late_regret_ratio_reads_the_shape_whatever_the_transient():
     t = np.arange(1, 401)
-    assert loglog_slope(t, 3 * t ** 0.5) == pytest.approx(0.5)
-    assert loglog_slope(t, 0.1 * t) == pytest.approx(1.0)
-    assert math.isnan(loglog_slope(t, t - 200.0))
+    assert late_regret_ratio(0.1 * t) == pytest.approx(1.0)
+    assert late_regret_ratio(50.0 + 0.1 * t) == pytest.approx(1.0)          # linear after a large transient
+    assert late_regret_ratio(3 * t ** 0.5) == pytest.approx((7 / 3) ** -0.5, abs=0.01)
+    assert late_regret_ratio(np.minimum(t, 150.0)) == 0.0                   # stops growing
+    assert math.isnan(late_regret_ratio(-t.astype(float)))                  # falling: undefined
+    assert late_regret_ratio(t ** 0.5) < LINEAR_RATIO < late_regret_ratio(t ** 0.9)
+    with pytest.raises(ValueError, match="regret"):
+        late_regret_ratio([1.0, 2.0, 3.0])
+
+
+def test_the_rule_dates_the_sub_linear_regime():
+    t = np.arange(1.0, 1001.0)
+    assert sublinear_from(t, np.sqrt(t)) == 10                              # sub-linear from the first checkpoint
+    assert sublinear_from(t, 0.3 * t) is None                               # linear to the end
+    assert sublinear_from(t, 100.0 + 0.3 * t) is None                       # linear after a transient, too
+    bent = np.minimum(t, 300.0) + 0.01 * t                                  # linear, then nearly flat
+    assert 300 < sublinear_from(t, bent) <= 600
+    assert sublinear_from(t, -np.ones(1000)) == 10                          # never above the comparator
+    late = np.where(t < 500, 1.0, t - 499.0)                                # flat, then growing
+    assert sublinear_from(t, late) is None
     with pytest.raises(ValueError, match="values"):
-        loglog_slope(t, t[:-1])
-    with pytest.raises(ValueError, match="window"):
-        loglog_slope([1.0, 2.0], [1.0, 2.0], start=0.9)
+        sublinear_from(t, t[:5])
+    with pytest.raises(ValueError, match="four"):
+        sublinear_from(t[:3], t[:3])
 
 
 def test_gmm_regret_summary_is_json_and_bounds_dominate():
@@ -55,6 +52,9 @@ def test_gmm_regret_summary_is_json_and_bounds_dominate():
     assert np.all(np.asarray(res["bound_443"]) >= np.asarray(res["mean_regret"]))
     assert res["min_separation"] == pytest.approx(4 * math.sqrt(3))
     assert gmm_regret(n_samples=10, n_clients=5, horizon=40, seed=0) == res
+    t, regret = np.arange(1, 41), np.asarray(res["mean_regret"])
+    window = t >= 10
+    assert res["slope"] == pytest.approx(np.polyfit(np.log(t[window]), np.log(regret[window]), 1)[0])
 
 
 def test_separated_limit_regret_within_theorem_443_fact_a9():
@@ -66,30 +66,6 @@ def test_separated_limit_regret_within_theorem_443_fact_a9():
             assert res["eta"] == pytest.approx(math.sqrt(math.log(m)) / (res["grad_bound"] * math.sqrt(horizon)))
     with pytest.raises(ValueError, match="n_components"):
         separated_limit_regret(n_components=1)
-
-
-def test_digits_stream_every_mode():
-    for mode in DIGITS_STREAM_MODES:
-        s = DigitsMixtureStream(n_clients=3, n_components=3, n_samples=5, n_test=2, mode=mode, seed=0)
-        d = s(4)
-        assert d.n_clients == 3 and d.train.x.shape == (3, 5, 64) and d.test.x.shape == (3, 2, 64)
-        raw = s.samples(4)
-        for x, y, z in zip(raw["x"], raw["y"], raw["z"]):
-            if mode == "label_groups":
-                assert np.all(s.groups[y] == z)               # labels of a component lie in its class group
-            else:
-                idx = [int(np.flatnonzero((s.x == xi).all(1))[0]) for xi in x]
-                np.testing.assert_array_equal(y, s.permutations[z, s.y[idx]])
-        np.testing.assert_array_equal(s(4).train.x, d.train.x)  # deterministic in (seed, t)
-        assert not np.allclose(s.weights(1), s.weights(2))
-    fixed = DigitsMixtureStream(n_clients=3, weights="fixed", seed=0)
-    np.testing.assert_array_equal(fixed.weights(1), fixed.weights(7))
-    x, y = fixed.pooled(3)
-    assert x.shape == (3 * 3 * 6, 64) and y.shape == (54,)
-    with pytest.raises(ValueError, match="n_components"):
-        DigitsMixtureStream(n_components=11)
-    with pytest.raises(ValueError, match="weights"):
-        DigitsMixtureStream(weights="drift")
 
 
 def test_digits_stream_regret_learns_with_persistent_weights():
@@ -140,7 +116,8 @@ def test_plot_weight_paths_data():
 
 def test_run_fem_omd_gmm_is_the_engine_run_on_the_stream():
     from fedlab.engine import run
-    from fedlab.online.algorithms import GaussianFEMOMD, GMMEnvironment, regret_curves
+    from fedlab.online.algorithms import GaussianFEMOMD, regret_curves
+    from fedlab.online.data import GMMEnvironment
     from fedlab.online.experiments import run_fem_omd_gmm
 
     stream = make_gmm_stream(n_clients=3, horizon=6, seed=1)
@@ -155,7 +132,8 @@ def test_run_fem_omd_gmm_is_the_engine_run_on_the_stream():
 
 
 def test_thesis_fig49_configs_and_regret_summary():
-    from fedlab.online.experiments import THESIS_FIG49, regret_summary, thesis_fig49_configs
+    from fedlab.online.experiments import regret_summary, thesis_fig49_configs
+    from fedlab.online.published import THESIS_FIG49
 
     panels = thesis_fig49_configs(horizon=10, dim=3, n_values=(1, 30), c_values=(5, 100), s_values=(1.0,))
     assert [len(panels[k]) for k in ("n", "C", "s")] == [2, 2, 1]

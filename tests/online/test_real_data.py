@@ -8,13 +8,12 @@ import pytest
 matplotlib.use("Agg")
 
 from real_formats import write_cifar10_archive, write_mnist_files
-from fedlab._rng import Stream, numpy_rng
 from fedlab.claims import VERDICTS
 from fedlab.models import MLP
 from fedlab.online import real_data as rd
-from fedlab.online.experiments import DigitsMixtureStream, MixtureStream, sublinear_from
+from fedlab.online.claims import paper_claims
 from fedlab.online.plots import plot_paper_regret
-from fedlab.paper import MODELS, settings_table
+from fedlab.paper_mode import MODELS, settings_table
 
 
 @pytest.fixture
@@ -53,17 +52,17 @@ def test_run_paper_feeds_the_claims_and_resumes_from_the_store(real_files):
     for name in rd.DATASETS:
         mean = results[name]["mean"]
         assert results[name]["seeds"] == [0] and len(mean["t"]) == 6 and 0 <= mean["comparator_accuracy"] <= 1
-        assert all(len(mean[m]["regret"]) == 6 and len(mean[m]["regret_runs"]) == 1 for m in rd.METHODS)
-    claims = rd.paper_claims(results)
-    assert len(claims) == 3 and all(c.measured is not None and c.verdict in VERDICTS[:3] for c in claims)
-    assert all("rule" in c.statement or "same rule" in c.statement for c in claims)
+        assert all(len(mean[m]["regret"]) == 6 and len(mean[m]["regret_runs"]) == 1 for m in rd.TABLE_METHODS)
+    claims = paper_claims(results)
+    assert len(claims) == 3 and all(c.measured is not None and c.verdict in VERDICTS[:4] for c in claims)
+    assert all("rule: ρ" in c.why and c.scale == "paper" for c in claims)
     fig, data = plot_paper_regret(results)
     assert len(data) == 2 and all(set(d) >= {"FEM-OMD", "FedOMD"} for d in data.values())
     assert rd.run_paper(settings=settings, store=store) == results          # read back, not rerun
 
 
 def test_claims_without_results_say_how_to_fetch():
-    claims = rd.paper_claims(None)
+    claims = paper_claims(None)
     assert len(claims) == 3 and all(c.verdict == "not run" for c in claims)
     assert all("python -m fedlab data fetch" in c.why for c in claims)
     assert "mnist" in claims[0].why and "cifar10" in claims[-1].why
@@ -75,37 +74,20 @@ def test_absent_files_stop_with_the_fetch_command(tmp_path, monkeypatch):
         rd.paper_stream(rd.SETTINGS["mnist"])
 
 
-def test_the_rule_dates_the_sub_linear_regime():
-    t = np.arange(1.0, 1001.0)
-    assert sublinear_from(t, np.sqrt(t)) == 10                              # sub-linear from the first checkpoint
-    assert sublinear_from(t, 0.3 * t) is None                               # linear to the end
-    bent = np.minimum(t, 300.0) + 0.01 * t                                  # linear, then nearly flat
-    assert 300 < sublinear_from(t, bent) <= 600
-    assert sublinear_from(t, -np.ones(1000)) == 10                          # never above the comparator
-    with pytest.raises(ValueError, match="values"):
-        sublinear_from(t, t[:5])
+def test_the_comparator_is_trained_by_the_engine():
+    from fedlab.algorithms import Centralized
+    from fedlab.engine import ClientData, FederatedDataset, LocalSGD, run
+    from fedlab.models import LinearModel
 
-
-def test_the_stream_takes_any_pools_and_digits_is_a_case_of_it():
     rng = np.random.default_rng(0)
-    pools = [(rng.random((n, 3, 4, 4), dtype=np.float32), np.arange(n) % 10) for n in (50, 20)]
-    s = MixtureStream(*pools, n_clients=2, n_components=4, n_samples=5, seed=1)
-    d = s(3)
-    assert d.train.x.shape == (2, 5, 3, 4, 4) and d.test.x.shape == (2, 1, 3, 4, 4) and d.n_classes == 10
-    raw = s.samples(3)
-    assert all(np.all(s.groups[y] == z) for y, z in zip(raw["y"], raw["z"]))
-    digits = DigitsMixtureStream(n_clients=2, seed=1)
-    rng = numpy_rng(1, 0, Stream.ONLINE_POOL)
-    rng.permutation(len(digits.y))                                          # the pool split's draw
-    same = MixtureStream((digits.x[digits.train_pool], digits.y[digits.train_pool]),
-                         (digits.x[digits.test_pool], digits.y[digits.test_pool]), n_clients=2, seed=1,
-                         groups_rng=rng)
-    np.testing.assert_array_equal(same.groups, digits.groups)
-    np.testing.assert_array_equal(same(5).train.x, digits(5).train.x)
-    with pytest.raises(ValueError, match="test"):
-        MixtureStream(pools[0], (pools[1][0], np.zeros(20, dtype=int)), n_components=4)
-    with pytest.raises(ValueError, match="n_components"):
-        MixtureStream(*pools, n_components=11)
+    x, y = rng.random((40, 4), dtype=np.float32), np.arange(40) % 3
+    predict = rd.train_central(LinearModel(4, 3), x, y, epochs=2, batch_size=8, lr=0.5, momentum=0.9, seed=1)
+    pooled = ClientData.from_arrays([x], [y])
+    state, _ = run(Centralized(LinearModel(4, 3), LocalSGD(lr=0.5, local_steps=5, batch_size=8, momentum=0.9)),
+                   FederatedDataset(pooled, pooled), rounds=2, seed=1)
+    logits = LinearModel(4, 3).forward(state.params, __import__("torch").as_tensor(x))
+    np.testing.assert_array_equal(predict(x), logits.argmax(-1).numpy())
+    assert predict(np.zeros((0, 4))).shape == (0,)
 
 
 def test_expected_seconds_are_positive():
@@ -122,8 +104,6 @@ def test_bad_arguments_are_named():
         rd.online_paper_run(setting=dataclasses.asdict(dataclasses.replace(tiny("mnist"), dataset="femnist")))
     with pytest.raises(ValueError, match="setting.loader"):
         rd.run_paper(settings={"mnist": tiny("mnist", loader={})})
-    with pytest.raises(TypeError, match="results"):
-        rd.paper_claims([1])
     with pytest.raises(TypeError, match="settings"):
         rd.expected_seconds(settings=3)
     with pytest.raises(ValueError, match="epochs"):

@@ -35,6 +35,27 @@ def ls_history():
     return run(DynamicFedAvgLS(lr=[0.01, 0.1], n_iters=4, n_active=2), problem(), rounds=4, progress=False)[1]
 
 
+CURVE_RUN = {"floor": [0.01, 0.1], "iters_to_3db": [10, 20], "decay_db_per_100": [-5.0, float("nan")]}
+"""One seed's learning-curve summaries of two curves."""
+
+
+@functools.cache
+def _claim_results():
+    """The hand-made results under which the paper's statements hold (tests/dynamic/test_claims.py)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "dynamic" / "test_claims.py"
+    spec = importlib.util.spec_from_file_location("dynamic_claims_results", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.results(True)
+
+
+def claim_results():
+    return dict(_claim_results())
+
+
 def problem_kind(**kw):
     return Obj(fresh(problem), extra=(w.fed(),), **kw)
 
@@ -260,4 +281,10 @@ CASES += [
         "batch_range": PAIR, "reg_rho": Real(0.01, low=0, low_open=True),
         "n_iters": Int(6, low=1, also=("tail", "every")), "tail": Int(3, low=1, high=7, also=("n_iters",)),
         "every": Int(2, low=1, also=("n_iters",)), "seed": Int(0, low=0)}),
+    # ---------------------------------------------------------------- curve summaries and claims
+    Case(f"{M}.experiments.curve_summary", {"runs": Kind(fresh(lambda: [dict(CURVE_RUN)]), extra=(
+        [], BAD_TEXT, [{"floor": [1.0]}], {"floor": [1.0]}, [dict(CURVE_RUN, floor=[-1.0])],
+        [CURVE_RUN, dict(CURVE_RUN, floor=[0.1])]))}),
+    Case(f"{M}.claims.chapter_claims", {"results": Obj(fresh(claim_results), extra=({}, [1])),
+                                       "scale": Choice("smoke")}),
 ]

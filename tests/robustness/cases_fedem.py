@@ -1,4 +1,4 @@
-"""Robustness cases of the FedEM chapter (notebook 03): mixture data, experiments and plots."""
+"""Robustness cases of the FedEM chapter (notebook 03): mixture data, experiments, claims and plots."""
 from __future__ import annotations
 
 import functools
@@ -42,6 +42,27 @@ def mixture_kind(**kw):
 
 
 
+def claims_results():
+    """A small valid ``results`` mapping of :func:`fedlab.fedem.claims.chapter_claims` (two seeds)."""
+    two = {"average": [0.7, 0.72], "bottom_decile": [0.6, 0.62]}
+    table = {m: dict(two) for m in ("local", "fedavg", "fedprox", "fedavg+", "clustered", "pfedme", "fedem")}
+    bug = {**table, "clustered": {**two, "n_clusters": [1, 1]}}
+    acc = {"average": 0.7}
+    return {"setting": {"n_clients": 4, "dim": 3, "rounds": 1, "seed": 0},
+            "toy": {"Local": acc, "FedAvg": acc, "FedEM (M=2)": acc},
+            "em": {"centralized_steps": [0.1], "federated_monotone": True},
+            "synthetic": table, "synthetic_bug": bug, "digits": {"fedavg": two, "fedem": two},
+            "oracle": {"synthetic": 0.9, "synthetic_bug": 0.8}, "constant_tail": 0.2,
+            "effect_of_m": {"average": [[0.6, 0.7, 0.7, 0.7, 0.7]] * 2}, "m1_gap": 0.0,
+            "unseen": {"FedAvg": acc, "FedAvg+": acc, "FedEM (1 EM step)": acc, "FedEM (50 EM steps)": acc,
+                       "pi_entropy": {"seen": 0.3, "unseen": {1: 0.9, 50: 0.5}}},
+            "decentralized": {"FedEM": acc, "D-FedEM (FMMC)": {"average": 0.7, "consensus": [1.0, 0.5]},
+                              "slem": {"fmmc": 0.2, "metropolis": 0.3}},
+            "clustered": {"tol_2": [1.6, 0.8], "average": [[0.7, 0.72]] * 2, "n_clusters": [[1, 2]] * 2,
+                          "fedem": [0.7, 0.72]},
+            "sampling": {"rates": [0.2, 1.0], "average": {"fedavg+": [[0.6, 0.7]] * 2, "fedem": [[0.65, 0.7]] * 2}}}
+
+
 def real_setting():
     """The FEMNIST setting shrunk to the robustness files, on a small model."""
     from fedlab.fedem.real_data import SETTINGS
@@ -78,8 +99,8 @@ CASES = [
         "counts": Arr([2, 1], integer=True, nonneg=True, link=True, also=("labels_by_component", "n")),
         "n": Int(3, low=0, also=("counts",), extra=(1,))}),
     # ---------------------------------------------------------------- experiments
-    Case(f"{M}.experiments.make_dataset", {"dataset": Choice("synthetic"), "seed": Int(0, low=0),
-                                           **{k: Kind(v) for k, v in SMALL.items()}}),
+    Case(f"{M}.data.make_dataset", {"dataset": Choice("synthetic"), "seed": Int(0, low=0),
+                                    **{k: Kind(v) for k, v in SMALL.items()}}),
     Case(f"{M}.experiments.model_for", {"data": mixture_kind()}),
     Case(f"{M}.experiments.build_method", {"name": Choice("fedavg", also=("method",)),
                                            "model": Obj(w.model(), extra=(w.solver(),)),
@@ -166,8 +187,26 @@ CASES = [
                                       "datasets": Kind(("femnist",), extra=((BAD_TEXT,), [], ("mnist",), 3)),
                                       "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
                                                       extra=({"x": 3}, [1]))}),
-    Case(f"{M}.real_data.paper_claims", {"results": Obj(None, optional=True,
-                                                        extra=({"cifar10": 3}, {"cifar10": {"mean": 1}}, [1]))}),
+    # ---------------------------------------------------------------- bounds (Theorems 3.5.3-3.5.4)
+    Case(f"{M}.bounds.fedem_max_step", {"L": Real(1.0, low=0, low_open=True), "beta": Real(1.0, low=0),
+                                        "local_steps": Int(1, low=1)}, edge=("beta", "local_steps")),
+    Case(f"{M}.bounds.mixing_parameter", {"W": Arr(np.full((3, 3), 1 / 3), stochastic=True, nonneg=True,
+                                                   extra=(np.array([[0.9, 0.1], [0.2, 0.8]]),))}),
+    Case(f"{M}.bounds.dfedem_max_step", {"L": Real(1.0, low=0, low_open=True), "beta": Real(1.0, low=0),
+                                         "p": Real(0.5, low=0, high=1, low_open=True), "tau": Int(1, low=1)},
+         edge=("beta", "p", "tau")),
+    # ---------------------------------------------------------------- claims
+    Case(f"{M}.claims.chapter_claims", {
+        "results": Obj(fresh(claims_results), extra=({}, [1], {"toy": 3}, {**claims_results(), "m1_gap": "x"},
+                                                     {**claims_results(), "digits": {"fedem": {"average": [NAN]}}},
+                                                     {**claims_results(), "effect_of_m": {"average": [[0.5]]}})),
+        "scale": Choice("smoke")}),
+    Case(f"{M}.claims.paper_claims", {"results": Obj(None, optional=True,
+                                                     extra=({"cifar10": 3}, {"cifar10": {"mean": 1}}, [1]))}),
+    Case(f"{M}.claims.distance_to_paper", {
+        "scores": Obj(fresh(lambda: claims_results()["synthetic"]),
+                      extra=({}, [1], {"fedem": {"average": [0.5]}}, {**claims_results()["synthetic"],
+                                                                        "fedem": {"average": [NAN]}}))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(1, optional=True, low=1),  # the edge, the fastest
                                              "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
                                                                extra=({"x": 3}, [1]))}),

@@ -1,4 +1,5 @@
-"""Robustness cases of the kNN-Per chapter (notebook 04): features, datastores, bounds, experiments, plots."""
+"""Robustness cases of the kNN-Per chapter (notebook 04): features, datastores, data, bounds, experiments, plots,
+published numbers, claims and paper mode."""
 from __future__ import annotations
 
 import functools
@@ -76,6 +77,33 @@ def real_setting():
     from fedlab.knnper.real_data import SETTINGS
 
     return w.tiny(SETTINGS["femnist"], model="mnist_mlp")
+
+
+def small_split():
+    from fedlab.knnper.data import digits_split
+
+    return digits_split(n_clients=3)
+
+
+def claims_results():
+    """A small, valid results mapping of the chapter's claims (fedlab.knnper.claims.RESULT_KEYS)."""
+    run = {"methods": {m: {"average": 0.9, "bottom_decile": 0.8} for m in ("knnper", "fedavg", "ditto")},
+           "diagnosis": {"clients_all_tied": 0, "validation_sizes": [5], "shared": 0.9, "oracle": 0.9},
+           "new_clients": [0]}
+    sens = {"k_values": [7, 14], "best_by_k": [0.9, 0.9], "sigma_values": [0.1, 100.0], "best_by_sigma": [0.9, 0.9],
+            "n_test": 100, "store_sizes": [10]}
+    return {"alpha": 0.3, "n_clients": 4, "n_large": 2, "k": 10, "main_runs": [run, run], "new_runs": [run],
+            "decide_runs": [run], "sensitivity": [sens], "sensitivity_small": sens,
+            "capacity_curves": {"capacities": [0.0, 0.3, 1.0], "accuracy": {0.3: [0.8, 0.85, 0.9]}},
+            "fig_3_7": {"capacities": [1.0], "accuracy": {0.3: {"global": [[0.8]], "knnper": [[0.9]]}}},
+            "fig_3_11": {"capacities": [1.0], "accuracy": {"knnper": [[0.9]]}},
+            "lambda_opt": {"sizes": [1, 2], "lambda_opt": [0.1, 0.2], "correlation": 1.0},
+            "quality": {"rounds": [1, 2], "global": [0.5, 0.6], "knn_only": [0.6, 0.7]},
+            "system": {"delta_c": [0.0, 0.4], "all": [0.9, 0.8], "weak": [0.9, 0.8], "strong": [0.9, 0.8]},
+            "shift": {"k0": 2, "accuracy": {s: [0.9, 0.9, 0.5, 0.9] for s in ("fixed", "fifo", "concat")},
+                      "global": [0.9] * 4, "n_test": [10] * 4},
+            "bound": {"L_star": 0.05, "disc": 0.3, "n": 1e4, "d_H": 10, "gamma1": 0.5, "gamma2": 0.5},
+            "cost": {m: {"upload_bytes": 1} for m in ("fedavg", "fedem", "knnper")}, "new_clients_test_digits": 100}
 
 
 CASES = [
@@ -169,15 +197,15 @@ CASES = [
          edge=("L_star", "disc", "p", "d_H")),
     # ---------------------------------------------------------------- experiments
     Case(f"{M}.experiments.digits_model", {"hidden": Kind((4,), extra=((0,), (1.5,), BAD_TEXT, ()))}),
-    Case(f"{M}.experiments.concat_clients", {"a": Obj(fresh(w.clients), extra=(w.fed(),), also=("b",)),
+    Case(f"{M}.data.concat_clients", {"a": Obj(fresh(w.clients), extra=(w.fed(),), also=("b",)),
                                              "b": Obj(fresh(lambda: w.fed().test), extra=(w.fed(),), also=("a",))}),
-    Case(f"{M}.experiments.SplitFederation", {"train": Obj(fresh(w.clients), extra=(w.fed(),), also=("val", "test")),
+    Case(f"{M}.data.SplitFederation", {"train": Obj(fresh(w.clients), extra=(w.fed(),), also=("val", "test")),
                                               "val": Obj(fresh(lambda: w.fed().test), extra=(w.fed(),),
                                                          also=("train",)),
                                               "test": Obj(fresh(lambda: w.fed().test), extra=(w.fed(),),
                                                           also=("train",)),
                                               "n_classes": Int(3, low=1, extra=(2,), also=("train", "test"))}),
-    Case(f"{M}.experiments.digits_split", {"n_clients": Int(4, low=1), "alpha": Real(0.3, low=0, low_open=True),
+    Case(f"{M}.data.digits_split", {"n_clients": Int(4, low=1), "alpha": Real(0.3, low=0, low_open=True),
                                            "seed": Int(0, low=0),
                                            "val_fraction": Real(0.2, low=0, high=0.5),
                                            "test_fraction": Real(0.2, low=0, high=0.5), "min_size": Int(10, low=3),
@@ -185,10 +213,15 @@ CASES = [
                                                                                    np.array([0.5]),
                                                                                    np.array([5000])))},
          edge=("n_clients", "val_fraction", "test_fraction", "min_size")),
+    Case(f"{M}.data.old_and_new_clients", {"split": Obj(fresh(small_split), extra=(w.clients(), w.fed())),
+                                          "n_new": Int(1, low=1, high=2), "seed": Int(0, low=0)}, edge=("n_new",)),
+    Case(f"{M}.data.shifted_splits", {"n_clients": Int(3, low=1), "alpha": Real(0.3, low=0, low_open=True),
+                                      "seed": Int(0, low=0), "test_fraction": Real(0.3, low=0, high=0.5),
+                                      "min_size": Int(20, low=3)}),
     Case(f"{M}.experiments.scores", {"per_client_accuracy": Arr([0.5, 0.7], prob=True, finite=False, link=True,
                                                                 also=("n_test",)),
                                      "n_test": Arr([3, 4], nonneg=True, link=True, also=("per_client_accuracy",))}),
-    Case(f"{M}.experiments.train_global", {"data": Obj(fresh(lambda: __import__("fedlab.knnper.experiments",
+    Case(f"{M}.experiments.train_global", {"data": Obj(fresh(lambda: __import__("fedlab.knnper.data",
                                                                                 fromlist=["x"]).digits_split(
         n_clients=3).federated()), extra=(w.clients(), w.fed())),
         "rounds": Int(1, low=0), "seed": Int(0, low=0), "lr": Real(0.1, low=0, low_open=True),
@@ -213,8 +246,8 @@ CASES = [
                                              "ditto_lam": Real(0.1, low=0, low_open=True),
                                              "finetune_epochs": Real(1.0, low=0, low_open=True),
                                              "n_components": Int(3, low=1)}),
-    Case(f"{M}.experiments.shrink_clients", {"split": Obj(fresh(lambda: __import__(
-        "fedlab.knnper.experiments", fromlist=["x"]).digits_split(n_clients=3)), extra=(w.clients(), w.fed())),
+    Case(f"{M}.data.shrink_clients", {"split": Obj(fresh(lambda: __import__(
+        "fedlab.knnper.data", fromlist=["x"]).digits_split(n_clients=3)), extra=(w.clients(), w.fed())),
         "capacity": Real(0.5, low=0, high=1, low_open=True), "seed": Int(0, low=0)}, edge=("capacity",)),
     Case(f"{M}.experiments.new_client_capacity", {**SMALL, "new_fraction": Real(0.5, low=0, high=1, low_open=True,
                                                                                 high_open=True),
@@ -240,6 +273,14 @@ CASES = [
                                                     "lambdas": Arr(GRID, prob=True), "k": Int(10, low=1),
                                                     "sigma": Real(1.0, low=0, low_open=True),
                                                     "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.sensitivity_from_features", {
+        "feats": Obj(fresh(new_features), extra=(w.clients(),)),
+        "k_values": Kind((1, 10), extra=((0,), (1.5,), BAD_TEXT, ())),
+        "sigma_values": Kind((1.0,), extra=((0.0,), (NAN,), BAD_TEXT, ())), "lambdas": Arr(GRID, prob=True),
+        "seed": Int(0, low=0)}),
+    Case(f"{M}.experiments.capacity_curve", {"feats": Obj(fresh(new_features), extra=(w.clients(),)),
+                                             "capacities": Arr((0.0, 1.0), prob=True), "k": Int(10, low=1),
+                                             "sigma": Real(1.0, low=0, low_open=True), "seed": Int(0, low=0)}),
     Case(f"{M}.experiments.capacity_lambda_surface", {**SMALL, "capacities": Arr((0.5, 1.0), prob=True),
                                                       "lambdas": Arr(GRID, prob=True), "k": Int(10, low=1),
                                                       "sigma": Real(1.0, low=0, low_open=True),
@@ -262,7 +303,8 @@ CASES = [
                                                    "lam": Real(None, low=0, high=1, optional=True),
                                                    "k": Int(10, low=1), "sigma": Real(1.0, low=0, low_open=True),
                                                    "features": Obj(None, optional=True, extra=(w.clients(),))}),
-    Case(f"{M}.experiments.cost_table", {"method": Choice("fedavg"), "model": Obj(fresh(mlp), extra=(w.solver(),)),
+    Case(f"{M}.algorithms.param_count", {"model": Obj(fresh(mlp), extra=(w.solver(),))}),
+    Case(f"{M}.algorithms.cost_table", {"method": Choice("fedavg"), "model": Obj(fresh(mlp), extra=(w.solver(),)),
                                          "n_train": Arr([3, 4], nonneg=True, integer=True, nonempty=False),
                                          "n_components": Int(3, low=1)}),
     # ---------------------------------------------------------------- plots
@@ -308,6 +350,14 @@ CASES = [
                                    "lambdas": Arr(None, optional=True, extra=(np.array([1.5]),)),
                                    "n_t_range": Kind(None, extra=((10,), (0, 10), BAD_TEXT)),
                                    "axes": Kind(None, extra=(BAD_TEXT, 3))}),
+    # ---------------------------------------------------------------- published numbers and claims
+    Case(f"{M}.published.smallest_gain", {"table": Choice("3.5", extra=("3.7",)), "base": Choice("FedAvg",
+                                                                                           extra=("kNN-Per",)),
+                                          "column": Int(0, low=0, high=1)}, edge=("column",)),
+    Case(f"{M}.claims.chapter_claims", {
+        "results": Obj(fresh(claims_results), extra=({}, [1], {**claims_results(), "main_runs": []},
+                                                     {k: v for k, v in claims_results().items() if k != "shift"})),
+        "scale": Choice("smoke", extra=("paper",))}),
     # ---------------------------------------------------------------- paper mode (real data, §3.6.3)
     Case(f"{M}.real_data.run_setting", {
         "name": Kind("femnist", extra=(3, None)),
@@ -318,7 +368,7 @@ CASES = [
                                       "datasets": Kind(("femnist",), extra=((BAD_TEXT,), [], ("emnist",), 3)),
                                       "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,
                                                       extra=({"x": 3}, [1]))}),
-    Case(f"{M}.real_data.paper_claims", {"results": Obj(None, optional=True,
+    Case(f"{M}.claims.paper_claims", {"results": Obj(None, optional=True,
                                                         extra=({"cifar10": 3}, {"cifar10": {"mean": 1}}, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(1, optional=True, low=1),  # the edge, the fastest
                                              "settings": Obj(fresh(lambda: {"femnist": real_setting()}), optional=True,

@@ -1,4 +1,4 @@
-"""Robustness cases of the Markovian-data chapter (notebook 09): two-state chains, streams, algorithms, bounds."""
+"""Robustness cases of the Markovian-data chapter (notebook 09): chains, streams, algorithms, bounds, claims."""
 from __future__ import annotations
 
 import functools
@@ -31,7 +31,7 @@ def states():
 
 @functools.cache
 def streams():
-    from fedlab.markovian.algorithms import markov_streams
+    from fedlab.markovian.data import markov_streams
 
     return markov_streams(problem(), states())
 
@@ -97,7 +97,7 @@ CASES = [
                                               "reg_lambda": Real(0.01, low=0), "rng": Rng(0)},
          edge=("n_clients", "dim", "noise_high", "reg_lambda")),
     # ---------------------------------------------------------------- algorithms
-    Case(f"{M}.algorithms.MarkovStreams", {
+    Case(f"{M}.data.MarkovStreams", {
         "features": Arr(fresh(lambda: streams().features), ndim=4, also=("targets", "stat_dist", "states")),
         "targets": Arr(fresh(lambda: streams().targets), ndim=3, link=True, also=("features",)),
         "stat_dist": Arr(fresh(lambda: streams().stat_dist), simplex=True, link=True, also=("features",)),
@@ -105,7 +105,7 @@ CASES = [
                       also=("features", "copies")),
         "noise_high": Real(0.01, low=0), "reg_lambda": Real(0.01, low=0),
         "copies": Int(1, low=1, also=("features", "states"))}, edge=("noise_high", "reg_lambda")),
-    Case(f"{M}.algorithms.markov_streams", {"problem": Obj(fresh(problem), extra=([], [w.fed()]), also=("states",)),
+    Case(f"{M}.data.markov_streams", {"problem": Obj(fresh(problem), extra=([], [w.fed()]), also=("states",)),
                                             "states": Arr(fresh(states), integer=True, nonneg=True, high=2,
                                                           also=("problem",))}),
     Case(f"{M}.algorithms.StreamingMinibatchSGD", {"lr_global": Arr(0.01, **RATE),
@@ -258,4 +258,40 @@ CASES += [
         "labels": Kind(None, extra=(["x"], BAD_TEXT)),
         "band": Kind((0.5, 2.0), extra=((2.0, 0.5), (0.0, 1.0), (NAN, 1.0), BAD_TEXT, (1.0,))),
         "ax": Kind(None, extra=(BAD_TEXT, 3))}),
+]
+
+
+
+def _records():
+    from fedlab.markovian.experiments import markov_experiment
+
+    return [{"config": {"n_clients": 2}, "seed": 0, "result": markov_experiment(
+        n_clients=2, n_local=2, n_rounds=3, mixing_times=[2.0], modes=["markov"], algorithms=["minibatch"], dim=3,
+        n_replicas=1, every=1)}]
+
+
+def _results():
+    from fedlab.markovian.claims import example_results
+
+    return example_results()
+
+
+CASES += [
+    Case(f"{M}.experiments.replica_ratios", {
+        "result": Obj(fresh(batch_result), extra=RESULT_BAD + ({**batch_result(), "keys": ["2|markov"]},)),
+        "mixing_time": Real(2.0, low=1, extra=(3.0,))}),
+    Case(f"{M}.experiments.seed_end_values", {
+        "records": Obj(fresh(_records), extra=([], {}, [3], [{"config": {}, "seed": 0, "result": {}}])),
+        "fraction": Real(1 / 6, low=0, high=1, low_open=True)}),
+    Case(f"{M}.experiments.replica_exponents", {
+        "x": Arr((1.0, 2.0, 4.0), positive=True, ndim=1, also=("floors",)),
+        "floors": Arr(np.array([[1.0, 0.5, 0.25], [1.0, 1.0, 1.0]]), positive=True, ndim=2, also=("x",),
+                      extra=(np.ones((2, 2)), np.ones((0, 3))))}),
+    Case(f"{M}.claims.chapter_claims", {
+        "results": Obj(fresh(_results), extra=({}, [1], {**_results(), "fig7": {}},
+                                                {**_results(), "exponents": {}},
+                                                {**_results(), "product": {**_results()["product"],
+                                                                           "n_clients": [1, 3, 4]}})),
+        "scale": Choice("smoke")}),
+    Case(f"{M}.claims.example_results", {"holds": Flag(True), "n_seeds": Int(3, low=2)}, edge=("n_seeds",)),
 ]

@@ -18,7 +18,7 @@ WSTAR = np.full((3, 2, 2), 0.5)
 
 @functools.cache
 def stream():
-    from fedlab.online.experiments import make_gmm_stream
+    from fedlab.online.data import make_gmm_stream
 
     return make_gmm_stream(n_components=2, dim=2, n_clients=2, horizon=3, seed=0)
 
@@ -69,14 +69,14 @@ CASES = [
         "pi_tilde": pi_kind(also=("means", "samples")),
         "samples": Kind(None, extra=(np.full((4, 2), NAN), np.zeros((4, 3)), BAD_TEXT), also=("pi_tilde",)),
         "n_mc": Int(5, low=1), "rng": Rng(0), "variance": Real(1.0, low=0, low_open=True)}),
-    Case(f"{M}.algorithms.mixture_kl", {"pi_p": pi_kind(also=("means_p",)), "means_p": means_kind(also=("pi_p",)),
+    Case(f"{M}.data.mixture_kl", {"pi_p": pi_kind(also=("means_p",)), "means_p": means_kind(also=("pi_p",)),
                                         "pi_q": pi_kind(also=("means_q",)),
                                         "means_q": means_kind(also=("pi_q", "means_p")),
                                         "n_mc": Int(5, low=1), "rng": Rng(0),
                                         "variance": Real(1.0, low=0, low_open=True)}),
     Case(f"{M}.algorithms.center_error", {"means": means_kind(also=("means_star",)),
                                           "means_star": means_kind(link=True, also=("means",))}),
-    Case(f"{M}.algorithms.GMMEnvironment", {"means_star": means_kind(also=("weights_star",)),
+    Case(f"{M}.data.GMMEnvironment", {"means_star": means_kind(also=("weights_star",)),
                                             "weights_star": Arr(WSTAR, simplex=True, ndim=3, also=("means_star",)),
                                             "n_samples": Int(4, low=1), "n_mc_loss": Int(5, low=1),
                                             "variance": Real(1.0, low=0, low_open=True), "seed": Int(0, low=0)},
@@ -86,7 +86,7 @@ CASES = [
                                                                                      np.zeros(2)))},
          edge=("n_mc", "init_scale")),
     Case(f"{M}.algorithms.GaussianFEMOMD.init", {
-        "data": Obj(fresh(lambda: __import__("fedlab.online.algorithms", fromlist=["x"]).GMMEnvironment(
+        "data": Obj(fresh(lambda: __import__("fedlab.online.data", fromlist=["x"]).GMMEnvironment(
             MEANS, WSTAR, n_samples=4, n_mc_loss=5)(0)), extra=(w.fed(),)),
         "seed": Int(0, low=0)},
          fn=lambda **kw: __import__("fedlab.online.algorithms", fromlist=["x"]).GaussianFEMOMD().init(**kw)),
@@ -107,6 +107,19 @@ CASES = [
                                     "solver": Obj(w.solver(), extra=(w.model(),)), "schedule": Choice("anytime"),
                                     "weights": Kind("uniform", extra=(BAD_TEXT, [0.5, 0.6], 3)),
                                     "backend": Choice("auto")}),
+    Case(f"{M}.algorithms.OMD", {"lr": Real(1.0, low=0, low_open=True), "schedule": Choice("anytime"),
+                                 "horizon": Int(None, low=1, optional=True)}, edge=("horizon",)),
+    Case(f"{M}.algorithms.OMD.init", {"data": Arr(np.full((2, 3), 1 / 3), simplex=True, ndim=2),
+                                      "seed": Int(0, low=0)},
+         fn=lambda **kw: __import__("fedlab.online.algorithms", fromlist=["x"]).OMD().init(**kw)),
+    Case(f"{M}.data.sample_mixture", {"pi": pi_kind(also=("means",)), "means": means_kind(also=("pi",)),
+                                      "n": Int(3, low=1), "variance": Real(1.0, low=0, low_open=True),
+                                      "rng": Rng(0)}, edge=("n",)),
+    Case(f"{M}.data.dirichlet_weights", {"n_components": Int(3, low=2, also=("floor",)),
+                                         "alpha": Real(0.1, low=0, low_open=True), "horizon": Int(4, low=1),
+                                         "floor": Real(1e-12, low=0, high=1 / 3, high_open=True,
+                                                       also=("n_components",)),
+                                         "seed": Int(0, low=0)}, edge=("n_components", "horizon", "floor")),
     Case(f"{M}.algorithms.FEMOMD.init", {"data": Obj(fresh(w.fed), extra=(w.clients(),)), "seed": Int(0, low=0)},
          fn=lambda **kw: __import__("fedlab.online.algorithms", fromlist=["x"]).FEMOMD(
              w.model(), w.solver(), n_components=2).init(**kw)),
@@ -167,9 +180,9 @@ CASES = [
                                               "means2": means_kind(link=True, also=("means",)),
                                               "variance": Real(1.0, low=0, low_open=True)}),
     # ---------------------------------------------------------------- experiments
-    Case(f"{M}.experiments.GMMStream", {"means": means_kind(also=("weights",)),
+    Case(f"{M}.data.GMMStream", {"means": means_kind(also=("weights",)),
                                         "weights": Arr(WSTAR, simplex=True, ndim=3, also=("means",))}),
-    Case(f"{M}.experiments.make_gmm_stream", {"n_components": Int(2, low=1), "dim": Int(2, low=1),
+    Case(f"{M}.data.make_gmm_stream", {"n_components": Int(2, low=1), "dim": Int(2, low=1),
                                               "n_clients": Int(2, low=1), "horizon": Int(3, low=1),
                                               "spread": Real(4.0, low=0, low_open=True),
                                               "alpha": Real(0.1, low=0, low_open=True), "centers": Choice("circle"),
@@ -183,9 +196,8 @@ CASES = [
                                                                 extra=(np.full((2, 2), NAN), np.zeros((3, 2)))),
                                               "variance": Real(1.0, low=0, low_open=True), "seed": Int(0, low=0)},
          edge=("n_mc", "init_scale", "n_samples", "n_mc_loss")),
-    Case(f"{M}.experiments.loglog_slope", {"t": Arr(np.arange(1.0, 9.0), positive=True, ndim=1, also=("values",)),
-                                           "values": Arr(np.sqrt(np.arange(1.0, 9.0)), link=True, also=("t",)),
-                                           "start": Real(0.25, low=0, high=1, high_open=True)}),
+    Case(f"{M}.experiments.late_regret_ratio", {"regret": Arr(np.sqrt(np.arange(1.0, 9.0)), ndim=1,
+                                                              extra=(np.ones(3),))}),
     Case(f"{M}.experiments.gmm_regret", {"n_samples": Int(4, low=1), "n_clients": Int(2, low=1),
                                          "spread": Real(4.0, low=0, low_open=True),
                                          "lr": Real(1.0, low=0, low_open=True), "schedule": Choice("anytime"),
@@ -199,7 +211,7 @@ CASES = [
                                                      "alpha": Real(0.1, low=0, low_open=True),
                                                      "horizon": Int(5, low=1), "seed": Int(0, low=0),
                                                      "n_refine": Int(1, low=1)}),
-    Case(f"{M}.experiments.DigitsMixtureStream", {"n_clients": Int(2, low=1), "n_components": Int(2, low=1, high=10),
+    Case(f"{M}.data.DigitsMixtureStream", {"n_clients": Int(2, low=1), "n_components": Int(2, low=1, high=10),
                                                   "n_samples": Int(3, low=1), "n_test": Int(1, low=1),
                                                   "alpha": Real(0.1, low=0, low_open=True),
                                                   "mode": Choice("label_groups"), "weights": Choice("iid"),
@@ -253,7 +265,7 @@ BAD_POOLS = ((X_POOL, Y_POOL[:-1]), (X_POOL,), [1], (X_POOL[:, 0, 0, 0], Y_POOL)
 
 @functools.cache
 def mixture_stream():
-    from fedlab.online.experiments import MixtureStream
+    from fedlab.online.data import MixtureStream
 
     return MixtureStream(*POOLS, n_clients=2, n_components=2, n_samples=3)
 
@@ -275,10 +287,22 @@ def paper_results():
 
 
 def _paper_pools():
-    from fedlab.paper import DATA_SHAPES
+    from fedlab.paper_mode import DATA_SHAPES
 
     rng = np.random.default_rng(0)
     return tuple((rng.random((n, *DATA_SHAPES["mnist"][0]), dtype=np.float32), np.arange(n) % 10) for n in (20, 10))
+
+
+def chapter_results():
+    """A small results mapping of notebook 06 (the builder of tests/online/test_claims.py, loaded by its path)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "online" / "test_claims.py"
+    spec = importlib.util.spec_from_file_location("online_claims_results", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.results()
 
 
 def _comparator(x, y):
@@ -286,7 +310,7 @@ def _comparator(x, y):
 
 
 CASES += [
-    Case(f"{M}.experiments.MixtureStream", {
+    Case(f"{M}.data.MixtureStream", {
         "train": Obj(POOLS[0], extra=BAD_POOLS), "test": Obj(POOLS[1], extra=BAD_POOLS),
         "n_classes": Int(None, low=10, optional=True), "n_clients": Int(2, low=1),
         "n_components": Int(2, low=1, high=10), "n_samples": Int(3, low=1), "n_test": Int(1, low=1),
@@ -308,7 +332,6 @@ CASES += [
                                                       also=("values",)),
                                              "values": Arr(np.sqrt(np.arange(1.0, 9.0)), link=True, also=("t",)),
                                              "linear": Real(0.8, low=0, low_open=True),
-                                             "start": Real(0.25, low=0, high=1, high_open=True),
                                              "every": Int(None, low=1, optional=True)}),
     Case(f"{M}.plots.plot_paper_regret", {"results": Obj(fresh(paper_results), extra=({}, {"mnist": 3}, [1],
                                                                                        {"mnist": {"mean": {}}})),
@@ -332,7 +355,10 @@ CASES += [
                                       "settings": Kind(fresh(lambda: {"mnist": paper_setting()}),
                                                        extra=(BAD_TEXT, 3, {"mnist": 3}))},
          skip=("device", "store")),
-    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1], {"mnist": 3}))}),
+    Case(f"{M}.claims.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1], {"mnist": 3}))}),
+    Case(f"{M}.claims.chapter_claims", {"results": Obj(fresh(chapter_results),
+                                                       extra=({}, BAD_TEXT, [1], {"thesis": 3})),
+                                        "scale": Choice("smoke")}),
     Case(f"{M}.real_data.expected_seconds", {"settings": Kind(fresh(lambda: {"mnist": paper_setting()}),
                                                               extra=(BAD_TEXT, 3, {"mnist": 3}))},
          skip=("device",)),

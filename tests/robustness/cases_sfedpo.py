@@ -355,6 +355,9 @@ CASES = [
     Case(f"{M}.experiments.mixture_ceiling", {"result": Obj(fresh(compared), extra=({}, [1]), also=("data",)),
                                               "data": Obj(fresh(shift), extra=(w.fed(),), also=("result",)),
                                               "n_samples": Int(50, low=1), "rng": Int(0, low=0)}),
+    Case(f"{M}.experiments.explorer_draws", {"seeds": Kind((0,), extra=((), BAD_TEXT, (-1,), (1.5,))),
+                                             "scenario": Choice("full"),
+                                             "strategies": Kind(("uniform",), extra=((BAD_TEXT,), (), BAD_TEXT))}),
     Case(f"{M}.experiments.summarize", {
         "records": Obj(fresh(lambda: [{"config": {"scenario": "full"}, "seed": 0, "result": compared()}]),
                        extra=(3, [3], [{"seed": 0}])),
@@ -430,9 +433,38 @@ CASES += [
                                       "datasets": Kind(("fashion_mnist",), extra=((), ("mnist",), 3)),
                                       "settings": Kind(fresh(lambda: {"fashion_mnist": REAL_SETTING()}),
                                                        extra=(BAD_TEXT, 3))}, skip=("device", "store")),
-    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
                                              "settings": Kind(fresh(lambda: {"fashion_mnist": REAL_SETTING()}),
                                                               extra=(BAD_TEXT, 3))}, skip=("device",),
          edge=("n_clients",)),
+]
+
+
+def claims_results():
+    """A small results mapping of fedlab.sfedpo.claims.chapter_claims: two seeds of the main experiment only."""
+    from fedlab.sfedpo.published import SPEC_TEST_VECTOR
+
+    main = [{"config": {"scenario": s}, "seed": k,
+             "result": {"accuracy": {"fedavg_buffer": 60.0, "sfedpo": 61.0 + 0.1 * k}}}
+            for s in ("full", "partial") for k in range(2)]
+    return {"test_vectors": {**SPEC_TEST_VECTOR, "c18": 18.0, "c53": 5 / 3},
+            "explorer": {"uniform": [44.0, 45.0], "DDS + SAW": [43.0, 43.5]},
+            "theorem2": {"eps": [0.0, 0.1], "mean_abs_gap": [0.0, 0.01]}, "main": main, "modularity": [],
+            "oracle": [], "deciding": {"records": [], "ceiling": {}}, "ablations": {},
+            "ceiling": {"full": 0.0, "partial": 0.1}}
+
+
+CASES += [
+    # ---------------------------------------------------------------- claims (fedlab.sfedpo.claims)
+    Case(f"{M}.claims.chapter_claims", {
+        "results": Obj(fresh(claims_results), extra=({}, [1], {**claims_results(), "main": 3},
+                                                     {**claims_results(), "explorer": {"uniform": [1.0]}})),
+        "scale": Choice("smoke")}),
+    Case(f"{M}.claims.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
+    Case(f"{M}.claims.paired_gains", {"records": Obj(fresh(lambda: claims_results()["main"]),
+                                                     extra=([3], [{"seed": 0}], {"a": 1})),
+                                      "method": Kind("sfedpo", extra=(3,)),
+                                      "baseline": Kind("fedavg_buffer", extra=(3,))}),
+    Case(f"{M}.claims.weakest_setting", {"settings": Obj({"a": [1.0, 2.0], "b": [0.0, 3.0]},
+                                                         extra=({}, {"a": BAD_TEXT}, {"a": []}, {"a": [NAN]}))}),
 ]

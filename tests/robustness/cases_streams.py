@@ -184,14 +184,19 @@ CASES = [
         "d": Arr(5.0, nonneg=True, nonempty=False, extra=(-1.0,)),
         "n_total": Arr(100.0, positive=True, nonempty=False, extra=(0.0,)),
         "m_fresh": Arr(4, positive=True, integer=True, nonempty=False, extra=("3", 1.5, 0))}),
+    Case(f"{M}.bounds.ratio_spread", {"loss_bound": Real(2.3, low=0), "grad_bound": Real(5.5, low=0, low_open=True),
+                                      "diameter": Real(1.0, low=0, low_open=True, extra=(0.05,)),
+                                      "d": Real(100.0, low=0), "n_total": Real(1e4, low=0, low_open=True),
+                                      "m_fresh": Int(25, low=1), "rounding": Real(0.05, low=0)},
+         edge=("loss_bound", "d", "m_fresh", "rounding")),
     Case(f"{M}.bounds.table_4_1_check", {"tolerance": Real(0.005, low=0)}),
     # ---------------------------------------------------------------- experiments
     Case(f"{M}.experiments.LinearNoBias", {"in_features": Int(3, low=1)}),
-    Case(f"{M}.experiments.case_study_sizes", {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
+    Case(f"{M}.data.case_study_sizes", {"h": Real(0.2, low=0, high=1, low_open=True, high_open=True),
                                                "n_total": Int(100, low=1), "horizon": Int(5, low=1),
                                                "m_hist": Int(2, low=1), "m_fresh": Int(2, low=1)},
          edge=("n_total", "horizon", "m_hist", "m_fresh")),
-    Case(f"{M}.experiments.synthetic_case_study", dict(CASE_STUDY),
+    Case(f"{M}.data.synthetic_case_study", dict(CASE_STUDY),
          edge=("n_total", "horizon", "dim", "eps", "test_per_client")),
     Case(f"{M}.experiments.excess_risk", {"params": Obj(fresh(lambda: {"weight": torch.zeros(1, 3),
                                                                         "bias": torch.zeros(1)}),
@@ -220,6 +225,10 @@ CASES = [
                "estimate_steps")),
     Case(f"{M}.experiments.summarize", {"records": Obj([], extra=(3, [3], [{"seed": 0}])),
                                         "digits": Int(3, low=0)}),
+    Case(f"{M}.experiments.bayes_accuracy_draws", {"n_draws": Int(3, low=1), "n_clients": Int(2, low=1),
+                                                   "dim": Int(3, low=1), "eps": Real(0.1, low=0),
+                                                   "n_samples": Int(20, low=1), "seed": Int(0, low=0)},
+         edge=("n_draws", "n_clients", "dim", "eps", "n_samples")),
     # ---------------------------------------------------------------- plots
     Case(f"{M}.plots.plot_memory_schedule", {"schedule": Obj(fresh(schedule), extra=(np.full((2, 2), 0.5), np.ones(3))),
                                              "ax": AX}),
@@ -292,9 +301,47 @@ CASES += [
                                       "datasets": Kind(("femnist",), extra=((), ("mnist",), 3)),
                                       "settings": Kind(fresh(lambda: {"femnist": REAL_SETTING()}),
                                                        extra=(BAD_TEXT, 3))}, skip=("device", "store")),
-    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"n_clients": Int(None, low=2, optional=True),
                                              "settings": Kind(fresh(lambda: {"femnist": REAL_SETTING()}),
                                                               extra=(BAD_TEXT, 3))}, skip=("device",),
          edge=("n_clients",)),
+]
+
+
+def claims_results():
+    """Results for ``fedlab.streams.claims.chapter_claims`` under which the paper's statements hold (3 seeds)."""
+    from fedlab.streams.published import PAPER_ACCURACY, REPORTED_P_HIST, REPORTED_RATIOS, TABLE_4_1, TABLES
+
+    def run(h, seed):
+        acc = PAPER_ACCURACY[h]["Synthetic"]
+        return {"config": {"h": h}, "seed": seed, "result": {
+            "values": {m: acc[m] for m in ("fresh", "historical", "uniform", "ours")}, "best_grid_value":
+            acc["optimal"], "best_grid_p": 0.5, "p_hat": REPORTED_P_HIST["Synthetic"][h], "bayes": 90.0,
+            "ratio": REPORTED_RATIOS["Synthetic"][h], "constants": {"loss_bound": 0.7, "grad_bound": 0.4,
+                                                                    "diameter": 1.9}}}
+
+    records = [run(h, s) for h in TABLES for s in range(3)]
+    row = {"ours_mean": 3.0, "uniform_mean": 2.0, "fresh_mean": 1.0, "historical_mean": 0.0,
+           "ours_minus_unif_mean": 1.0}
+    return {"table_4_1": [{"dataset": n, "h": h, "ratio_formula": REPORTED_RATIOS[n][h],
+                           "p_hist_from_reported": REPORTED_P_HIST[n][h]} for n in TABLE_4_1 for h in TABLES],
+            "ratio_caption": 0.15,
+            "fig42": {"ratios": np.array([1e-3, 1e2]), "p_hist": {h: np.array([1.0, h]) for h in (0.05, 0.2, 0.5)},
+                      "threshold": {0.05: 0.04, 0.2: 0.09, 0.5: 0.14}},
+            "fig43": {"h": np.array([0.1, 0.5, 0.9]), "gap_hist": {0.15: np.array([0.3, 0.2, 0.1])},
+                      "gap_unif": {0.15: np.array([0.1, 0.3, 0.2])}, "crossover": {0.15: 0.3}},
+            "crossover_cifar10": 0.3, "synthetic": records, "synthetic_spec": records,
+            "bayes_draws": np.full(20, 90.0), "optimizers": {o: row for o in ("fedavg", "fedprox", "scaffold")},
+            "linear": {"low noise, N=1000": {"best_grid_p": [0.2] * 3, "p_hat_mean": 0.3},
+                       "high noise, N=10^4": {"best_grid_p": [0.6] * 3, "p_hat_mean": 0.7}}}
+
+
+CASES += [
+    # ---------------------------------------------------------------- claims (fedlab.streams.claims)
+    Case(f"{M}.claims.chapter_claims", {
+        "results": Obj(fresh(claims_results), extra=({}, [1], fresh(lambda: {**claims_results(), "synthetic": "x"}),
+                                                     fresh(lambda: {**claims_results(), "bayes_draws": [NAN] * 20}),
+                                                     fresh(lambda: {**claims_results(), "linear": {}}))),
+        "scale": Choice("smoke")}),
+    Case(f"{M}.claims.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
 ]

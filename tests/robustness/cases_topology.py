@@ -1,5 +1,5 @@
-"""Robustness cases of the topology chapter (notebook 01): delays, max-plus, MATCHA, networks, overlays, training,
-plots."""
+"""Robustness cases of the topology chapter (notebook 01): delays, bounds (max-plus), MATCHA, data (networks),
+overlays, training, claims, published formulas, plots."""
 from __future__ import annotations
 
 import functools
@@ -71,8 +71,29 @@ def schedule_kind(**kw):
 
 
 TABLE = {"gaia": {"star": 100.0, "ring": 50.0}}
+ROW = {"star": 391.0, "matcha": 228.0, "matcha+": 228.0, "mst": 138.0, "delta_mbst": 138.0, "ring": 118.0}
+HITS = {"ring": {"round": 3, "time_s": 1.0}, "star": {"round": 3, "time_s": 4.0}}
 RESULT = {"curves": {"ring": {"round": [0, 1], "time_s": [0.0, 0.5], "train_loss": [2.0, 1.0],
                               "train_accuracy": [0.1, 0.6], "test_loss": [2.0, 1.1], "test_accuracy": [0.1, 0.5]}}}
+STAR_RESULT = {"curves": {**RESULT["curves"], "star": RESULT["curves"]["ring"]}}
+
+
+def claim_results():
+    """The smallest results mapping fedlab.topology.claims.chapter_claims accepts (smoke-like: no training)."""
+    from fedlab.topology.published import NETWORK_ORDER, TABLE_2_4, TABLES
+
+    sweep = {"capacity_bps": np.array([1e6, 1e8, 7e9]), **{o: np.ones(3) for o in
+                                                           ("star", "matcha+", "mst", "delta_mbst", "ring")}}
+    return {"tables": {k: TABLES[k] for k in ("table_2_5", "table_2_6")}, "matcha_rounds": 10,
+            "complete_gc_2_6": {n: 1.0 for n in NETWORK_ORDER},
+            "mst_ties_2_6": {n: {"index": 1.0} for n in NETWORK_ORDER},
+            "zero_length_links": {n: 0 for n in NETWORK_ORDER},
+            "examples": {"1a": (3.0, 2.7), "1b": {3: (3.0, 2.5)}, "2": {3: 0.5}}, "karp": (1, 1),
+            "access_sweep": sweep, "fast_centre": {"star": 2.0, "delta_mbst": 2.0, "ring": 1.0},
+            "steps_sweep": {"s": [1, 2], "star_over_ring": [2.0, 1.5]},
+            "timelines": {"ring": np.outer(np.arange(5), [10.0])}, "timeline_tau_ms": {"ring": 10.0},
+            "training": {"10 Gbps": {}, "100 Mbps": {}}, "train_rounds": 1, "target_fraction": 0.95,
+            "model_mib": {k: 1.0 for k in TABLE_2_4}, "bandwidth_mbps": np.array([1.0]), "paper": None}
 
 
 @functools.cache
@@ -136,7 +157,7 @@ CASES = [
     Case(f"{M}.delays.throughput", {"tau_ms": Real(10.0, low=0, low_open=True)}),
     Case(f"{M}.delays.overlay_from_edges", {"n": Int(4, low=1), "edges": Obj([(0, 1), (1, 2)],
                                                                              extra=([(0, 9)], [(0,)], [(0.5, 1)]))}),
-    # ---------------------------------------------------------------- experiments, paper, simulator
+    # ---------------------------------------------------------------- experiments, simulator
     Case(f"{M}.experiments.matcha_schedules", {"conn": conn_kind(), "budget": Real(0.5, low=0, high=1,
                                                                                     low_open=True)}, edge=("budget",)),
     Case(f"{M}.experiments.compare_overlays", {"conn": conn_kind(), "params": params_kind(),
@@ -144,7 +165,7 @@ CASES = [
                                                "matcha_rounds": Int(10, low=1), "seed": Int(0, low=0),
                                                "schedules": Obj(None, optional=True, extra=({"matcha": 3},))},
          edge=("matcha_rounds",)),
-    Case(f"{M}.experiments.topology_federation", {"n_silos": Int(4, low=2), "seed": Int(0, low=0),
+    Case(f"{M}.data.topology_federation", {"n_silos": Int(4, low=2), "seed": Int(0, low=0),
                                                    "heterogeneity": Real(0.5, low=0), "max_samples": Int(60, low=10)},
          edge=("n_silos", "heterogeneity", "max_samples")),
     Case(f"{M}.experiments.train_overlays", {"conn": conn_kind(also=("data",)), "params": params_kind(),
@@ -200,52 +221,52 @@ CASES = [
                                                                                    link=True,
                                                                                    extra=(np.ones(3) * 0.5,)),
                                         "rule": Choice("matcha")}),
-    # ---------------------------------------------------------------- maxplus
-    *[Case(f"{M}.maxplus.{name}", {"W": Arr(fresh(delays), square=True,
+    # ---------------------------------------------------------------- bounds (max-plus)
+    *[Case(f"{M}.bounds.{name}", {"W": Arr(fresh(delays), square=True,
                                             extra=(np.full((3, 3), -np.inf), np.full((3, 3), np.inf)))})
       for name in ("max_cycle_mean", "critical_circuit", "max_cycle_mean_bruteforce")],
-    Case(f"{M}.maxplus.simulate_maxplus", {"W": Arr(fresh(delays), square=True),
+    Case(f"{M}.bounds.simulate_maxplus", {"W": Arr(fresh(delays), square=True),
                                            "n_steps": Int(3, low=0), "t0": Arr(None, optional=True,
                                                                                extra=(np.zeros(2),))}),
-    # ---------------------------------------------------------------- networks
-    Case(f"{M}.networks.Network", {"name": Kind("n", extra=(3,)), "graph": Obj(nx.path_graph(3),
+    # ---------------------------------------------------------------- data (networks)
+    Case(f"{M}.data.Network", {"name": Kind("n", extra=(3,)), "graph": Obj(nx.path_graph(3),
                                                                                extra=(nx.DiGraph([(0, 1)]),)),
                                    "positions": Arr(None, optional=True, extra=(np.zeros((2, 2)),))}),
-    Case(f"{M}.networks.Connectivity", {
+    Case(f"{M}.data.Connectivity", {
         "latency_ms": Arr(np.ones((3, 3)), nonneg=True, square=True, also=("available_bps", "arcs")),
         "available_bps": Arr(np.full((3, 3), 1e9), nonneg=True, finite=False, square=True,
                              extra=(NAN, np.array([[1, 0, 1], [1, 1, 1], [1, 1, 1]]) * 1e9), also=("latency_ms",)),
         "arcs": Arr(np.ones((3, 3), bool), finite=False, square=True, also=("latency_ms",)),
         "names": Kind((), extra=(3,)), "name": Kind("custom", extra=(3,))}),
-    Case(f"{M}.networks.load_network", {"name": Choice("gaia"), "authors_km": Kind(False, extra=(BAD_TEXT, 2))}),
-    Case(f"{M}.networks.read_network_csv", {
+    Case(f"{M}.data.load_network", {"name": Choice("gaia"), "authors_km": Kind(False, extra=(BAD_TEXT, 2))}),
+    Case(f"{M}.data.read_network_csv", {
         "nodes_path": File("data/networks/gaia_nodes.csv", extra=("/nonexistent/robustness/nodes.csv",)),
         "links_path": File("data/networks/gaia_links.csv", extra=("/nonexistent/robustness/links.csv",
                                                                   "data/networks/gaia_nodes.csv")),
         "name": Kind(None, extra=(3,))}),
-    Case(f"{M}.networks.read_gml_network", {"path": File(fresh(lambda: w.written("toy.gml", GML)),
+    Case(f"{M}.data.read_gml_network", {"path": File(fresh(lambda: w.written("toy.gml", GML)),
                                                          extra=("/nonexistent/robustness/n.gml",)),
                                             "name": Fixed(None)}),
-    Case(f"{M}.networks.network_from_sites", {"name": Kind("n", extra=(3,)),
+    Case(f"{M}.data.network_from_sites", {"name": Kind("n", extra=(3,)),
                                               "sites": Obj([("a", 0.0, 0.0), ("b", 10.0, 20.0)],
                                                            extra=([("a", 0.0, 0.0)], [("a", NAN, 0.0), ("b", 1, 1)],
                                                                   [("a", 100.0, 0.0), ("b", 1, 1)], [3, 4]))}),
-    Case(f"{M}.networks.read_sites", {"path": File(None, optional=True, extra=("/nonexistent/robustness/sites.csv",
+    Case(f"{M}.data.read_sites", {"path": File(None, optional=True, extra=("/nonexistent/robustness/sites.csv",
                                                                 "data/networks/gaia_links.csv"))}),
-    Case(f"{M}.networks.great_circle_km", {"lat1": Arr(10.0, nonempty=False, extra=(100.0,)),
+    Case(f"{M}.data.great_circle_km", {"lat1": Arr(10.0, nonempty=False, extra=(100.0,)),
                                            "lon1": Arr(20.0, nonempty=False, extra=(400.0,)),
                                            "lat2": Arr(30.0, nonempty=False, extra=(-100.0,)),
                                            "lon2": Arr(40.0, nonempty=False)}),
-    Case(f"{M}.networks.random_geometric_network", {"n": Int(5, low=2), "radius": Real(None, low=0, low_open=True,
+    Case(f"{M}.data.random_geometric_network", {"n": Int(5, low=2), "radius": Real(None, low=0, low_open=True,
                                                                                        optional=True),
                                                     "size_km": Real(4000.0, low=0, low_open=True), "rng": Rng(0)},
          edge=("n",)),
-    Case(f"{M}.networks.connectivity_graph", {
+    Case(f"{M}.data.connectivity_graph", {
         "network": Obj(fresh(lambda: __import__("fedlab.topology", fromlist=["x"]).load_network("gaia")),
                        extra=(nx.path_graph(3),)),
         "core_bps": Real(1e9, low=0, low_open=True, inf_ok=True), "ms_per_km": Real(0.0085, low=0),
         "base_ms": Real(4.0, low=0)}),
-    Case(f"{M}.networks.make_connectivity", {
+    Case(f"{M}.data.make_connectivity", {
         "latency_ms": Arr(np.ones((3, 3)), finite=False, square=True, also=("available_bps", "arcs"),
                           extra=(np.array([[0, NAN, 1], [1, 0, 1], [1, 1, 0]]), -np.ones((3, 3)))),
         "available_bps": Arr(1e9, positive=True, finite=False, nonempty=False, extra=(NAN, np.ones((2, 2)))),
@@ -274,6 +295,33 @@ CASES = [
     Case(f"{M}.overlays.christofides_tour", {"weights": Arr(fresh(weights), square=True, nonneg=True, finite=False,
                                                             extra=(np.full((5, 5), NAN),)),
                                              "matching": Choice("exact")}),
+    Case(f"{M}.bounds.karp_agreement", {"n_graphs": Int(5, low=1), "seed": Int(0, low=0)}, edge=("n_graphs", "seed")),
+    Case(f"{M}.bounds.example_1a", {}),
+    Case(f"{M}.bounds.example_1b", {"n": Int(3, low=2)}, edge=("n",)),
+    Case(f"{M}.bounds.example_2", {"N": Int(3, low=2)}, edge=("N",)),
+    Case(f"{M}.bounds.star_ring_limit", {"n_silos": Int(40, low=2)}, edge=("n_silos",)),
+    # ---------------------------------------------------------------- orderings, targets, claims, published
+    Case(f"{M}.experiments.strictly_ordered", {"row": Obj({"a": 1.0, "b": 2.0}, extra=({"a": NAN, "b": 1.0},)),
+                                               "order": Kind(("a", "b"), extra=(("a",), ("a", "z"), BAD_TEXT, 3)),
+                                               "gap": Real(0.03, low=0)}, edge=("gap",)),
+    Case(f"{M}.experiments.table_2_5_ranking", {"rows": Obj({"gaia": ROW}, extra=({"gaia": 3}, {"gaia": {"star": 1.0}},
+                                                                                  {"gaia": {**ROW, "ring": NAN}})),
+                                                "gap": Real(0.03, low=0)}, edge=("gap",)),
+    Case(f"{M}.experiments.complete_cycle_time", {"conn": conn_kind(), "params": params_kind()}),
+    Case(f"{M}.experiments.training_target", {"result": Obj(STAR_RESULT, extra=(RESULT, {"curves": {}})),
+                                              "fraction": Real(0.95, low=0, low_open=True, high=1)},
+         edge=("fraction",)),
+    Case(f"{M}.experiments.ring_ratio", {"hits": Obj(HITS, extra=({"star": HITS["star"]}, {"ring": {}, "star": {}})),
+                                         "other": Kind("star", extra=("torus", "ring", 3)),
+                                         "field": Choice("time_s")}),
+    Case(f"{M}.simulator.growth_rate", {"t": Arr(np.outer(np.arange(5), [1.0, 2.0]), ndim=2,
+                                                 extra=(np.zeros((2, 2)),))}),
+    Case(f"{M}.published.example_1b_ring", {"n": Int(3, low=1)}, edge=("n",)),
+    Case(f"{M}.published.example_2_printed", {"N": Int(3, low=1)}, edge=("N",)),
+    Case(f"{M}.claims.chapter_claims", {"results": Obj(fresh(claim_results),
+                                                       extra=({}, [1])),
+                                        "scale": Choice("smoke")}),
+    Case(f"{M}.claims.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     # ---------------------------------------------------------------- plots
     Case(f"{M}.plots.layout_positions", {"conn": conn_kind()}),
     Case(f"{M}.plots.plot_overlay", {"conn": conn_kind(also=("overlay",)), "overlay": overlay_kind(also=("conn",)),
@@ -306,7 +354,6 @@ CASES = [
                                       "datasets": Kind(("femnist",), extra=((), ("mnist",), 3)),
                                       "settings": Kind(fresh(lambda: {"femnist": real_setting()}),
                                                        extra=(BAD_TEXT, 3))}, skip=("device", "store")),
-    Case(f"{M}.real_data.paper_claims", {"results": Kind(None, extra=(BAD_TEXT, 3, [1]))}),
     Case(f"{M}.real_data.expected_seconds", {"settings": Kind(fresh(lambda: {"femnist": real_setting()}),
                                                               extra=(BAD_TEXT, 3, {"femnist": 3}))},
          skip=("device",)),

@@ -8,9 +8,8 @@ from fedlab.sfedpo.data import make_temporal_shift
 from fedlab.engine import LocalSGD
 from fedlab.experiments import grid, sweep
 from fedlab.sfedpo.algorithms import PRESETS
-from fedlab.sfedpo.experiments import (DEFAULT_METHODS, EXPLORER_STRATEGIES, METHOD_LABELS, PAPER_TABLE1,
-                                       PAPER_TABLE1_STD, PAPER_TABLE2, PAPER_TABLE3, bound_explorer,
-                                       budget_from_buffer, compare_methods, make_bound_environment,
+from fedlab.sfedpo.experiments import (DEFAULT_METHODS, EXPLORER_STRATEGIES, METHOD_LABELS, bound_explorer,
+                                       budget_from_buffer, compare_methods, explorer_draws, make_bound_environment,
                                        make_environment, method_bound, mixture_ceiling, summarize,
                                        training_mixture)
 from fedlab.models import LinearModel
@@ -112,18 +111,6 @@ def test_oracle_error_is_recorded():
     assert set(METHOD_LABELS) == set(PRESETS) and set(DEFAULT_METHODS) <= set(PRESETS)
 
 
-def test_published_tables_fact_B11():
-    t1 = PAPER_TABLE1
-    for col, gap in (("CIFAR-10 full", 3.58), ("CIFAR-10 partial", 7.45)):
-        best = max(v[col] for m, v in t1.items() if m != "SFedPO")
-        assert t1["SFedPO"][col] - best == pytest.approx(gap, abs=1e-9)
-    assert all(imp > 0 for row in PAPER_TABLE2.values() for _, imp in row.values())  # all 40 improvements positive
-    assert PAPER_TABLE3["partial"][-1][0] - PAPER_TABLE3["partial"][0][0] == pytest.approx(-1.62)
-    assert PAPER_TABLE1_STD["SFedPO"]["CIFAR-10 partial"] == 0.80
-    # spec B.7 item 10: Table 3 at eps = 0 (63.52) differs from Table 1 (63.53): separate runs
-    assert PAPER_TABLE3["partial"][0][0] != PAPER_TABLE1["SFedPO"]["CIFAR-10 partial"]
-
-
 def test_make_model_and_compare_methods_with_an_mlp():
     from fedlab.models import MLP
     from fedlab.sfedpo.experiments import MODELS, make_model
@@ -162,6 +149,7 @@ def test_ablation_configs_and_gains():
     by = {(r["config"]["alpha_budget"], r["seed"]): r["result"]["accuracy"] for r in records}
     gains = [by[(0.3, s)]["sfedpo"] - by[(0.3, s)]["sfedpo_saw"] for s in (0, 1)]
     assert out["gain"]["sfedpo_saw"][0] == pytest.approx((np.mean(gains), np.std(gains)))
+    assert out["gain_seeds"]["sfedpo_saw"][0] == pytest.approx(gains)
     assert out["accuracy"]["sfedpo"][1] == pytest.approx(np.mean([by[(0.6, s)]["sfedpo"] for s in (0, 1)]))
     with pytest.raises(ValueError, match="alpha_budget"):
         ablation_configs("alpha_budget", alpha_budget=0.5)
@@ -169,3 +157,18 @@ def test_ablation_configs_and_gains():
         ablation_configs("lr")
     with pytest.raises(ValueError, match="a1"):
         ablation_gains(records, "a1")
+
+
+def test_explorer_draws_repeat_the_explorer_per_seed():
+    draws = explorer_draws([0, 3], n_draws=2, n_rounds=50)
+    assert draws["seeds"] == [0, 3] and set(draws) == {"seeds", "uniform", "DDS + SAW"}
+    for k, seed in enumerate((0, 3)):
+        one = bound_explorer(make_bound_environment(scenario="full", seed=seed), n_draws=2, n_rounds=50, seed=seed)
+        assert draws["uniform"][k] == one["uniform"]["bound"] and draws["DDS + SAW"][k] == one["DDS + SAW"]["bound"]
+    assert explorer_draws([1], strategies=("exact QPs",), n_draws=1)["exact QPs"][0] > 0
+    with pytest.raises(ValueError, match="seed"):
+        explorer_draws([0], seed=1)
+    with pytest.raises(ValueError, match="strategies"):
+        explorer_draws([0], strategies=("best",))
+    with pytest.raises(ValueError, match="seeds"):
+        explorer_draws([])

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from real_formats import write_mnist_files
-from fedlab import paper
+from fedlab import paper_mode as paper
 from fedlab.claims import VERDICTS
 from fedlab.models import LinearModel
 from fedlab.sfedpo import real_data as rd
+from fedlab.sfedpo.claims import paper_claims
 
 
 @pytest.fixture
@@ -38,16 +39,11 @@ def test_run_paper_feeds_the_claims(fashion, tmp_path):
     results = rd.run_paper(seeds=1, datasets=("fashion_mnist",), settings={"fashion_mnist": tiny()},
                            store=tmp_path / "store")
     assert set(results["fashion_mnist"]) == set(rd.SCENARIOS)
-    claims = rd.paper_claims(results)
+    claims = paper_claims(results)
     measured = [c for c in claims if "Fashion" in c.source]
-    assert measured and all(c.measured is not None and c.verdict in VERDICTS[:3] for c in measured)
+    assert measured and all(c.measured is not None and c.verdict in VERDICTS[:4] for c in measured)
+    assert all(c.n_seeds == 1 and c.scale == "paper" and c.kind == "experiment" for c in measured)
     assert all(c.verdict == "not run" for c in claims if "CIFAR" in c.source)
-
-
-def test_claims_without_results_say_how_to_fetch():
-    claims = rd.paper_claims(None)
-    assert len(claims) == 2 * (2 * 7 + 1) and all(c.verdict == "not run" for c in claims)
-    assert all("python -m fedlab data fetch" in c.why for c in claims)
 
 
 def test_expected_seconds_are_positive(monkeypatch):
@@ -63,5 +59,3 @@ def test_bad_arguments_are_named():
         rd.run_paper(datasets=("mnist",))
     with pytest.raises(ValueError, match="scenario"):
         rd.sfedpo_paper_run(setting=dataclasses.asdict(tiny()), scenario="some")
-    with pytest.raises(TypeError, match="results"):
-        rd.paper_claims([1])

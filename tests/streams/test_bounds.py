@@ -4,12 +4,12 @@ import math
 import numpy as np
 import pytest
 
-from fedlab.streams.bounds import (OPTIMIZERS, REPORTED_P_HIST, REPORTED_RATIOS, TABLE_4_1, Importance,
-                                   crossover_fraction, crossover_ratio, effective_sample_size,
-                                   estimate_ratio, historical_threshold,
+from fedlab.streams.bounds import (OPTIMIZERS, Importance, crossover_fraction, crossover_ratio,
+                                   effective_sample_size, estimate_ratio, historical_threshold,
                                    importance_from_schedule, l1_distance_bound, n_eff, optimal_p_hist,
                                    optimal_weights, p_hist_weights, psi, psi_closed_form, psi_constants,
-                                   psi_general, ratio_exact, table_4_1_check)
+                                   psi_general, ratio_exact, ratio_spread, table_4_1_check)
+from fedlab.streams.published import REPORTED_P_HIST, REPORTED_RATIOS, TABLE_4_1
 
 
 def _equal_n(h, m_hist, m_fresh):
@@ -281,3 +281,15 @@ def test_bad_inputs_raise_clear_errors():
         psi_constants(sigma0=1, diameter=1, horizon=1, m_fresh=1, loss_bound=1, pdim=1, n_total=2, version="x")
     with pytest.raises(ValueError, match="alpha"):
         psi_general(n, n, [0.2, 0.2], 1, 1, 1, 1)
+
+
+def test_ratio_spread_is_the_rounding_box():
+    c = TABLE_4_1["CIFAR-10"]
+    args = (c["B"], c["G"], c["D"], c["d"], c["N"], 25)
+    spread = ratio_spread(*args)
+    corners = [estimate_ratio(c["B"] + sb * 0.05, c["G"] + sg * 0.05, c["D"] + sd * 0.05, c["d"], c["N"], 25)
+               for sb in (-1, 1) for sg in (-1, 1) for sd in (-1, 1)]
+    assert spread == pytest.approx(max(abs(x - estimate_ratio(*args)) for x in corners))
+    assert ratio_spread(*args, rounding=0.0) == 0.0 and ratio_spread(*args, rounding=0.1) > spread
+    with pytest.raises(ValueError, match="diameter"):
+        ratio_spread(1.0, 1.0, 0.05, 10, 100, 1)

@@ -5,8 +5,9 @@ import torch
 
 from fedlab.streams.data import (ARRIVALS, MEMORY_RULES, ConstantArrivals, IntermittentArrivals, Memory,
                                  MemorySchedule, PoissonArrivals, StaticArrivals, StreamDataset,
-                                 StreamSynthetic, arrival_counts, make_arrivals, make_case_study,
-                                 make_stream_dataset, make_stream_synthetic, simulate_memory)
+                                 StreamSynthetic, arrival_counts, case_study_sizes, make_arrivals,
+                                 make_case_study, make_stream_dataset, make_stream_synthetic, simulate_memory,
+                                 synthetic_case_study)
 from fedlab.engine import ClientData, FederatedDataset
 
 ARRIVAL_KWARGS = {"constant": {"rate": 3}, "static": {"size": 7}, "poisson": {"rate": 2.5},
@@ -197,3 +198,22 @@ def test_stream_synthetic():
         make_stream_synthetic(2, task="poisson")
     with pytest.raises(ValueError, match="eps"):
         make_stream_synthetic(2, eps=-1.0)
+
+
+def test_case_study_sizes():
+    assert case_study_sizes(0.05, 1000, 50, 5, 5) == (10, 4)
+    assert case_study_sizes(0.2, 1000, 50, 5, 5) == (40, 3)
+    assert case_study_sizes(0.5, 1000, 50, 5, 5) == (100, 2)
+    assert case_study_sizes(0.2, 10000, 100, 5, 5) == (400, 16)
+    with pytest.raises(ValueError, match="h must"):
+        case_study_sizes(1.0, 1000, 50, 5, 5)
+
+
+def test_synthetic_case_study():
+    data, gen = synthetic_case_study(h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, test_per_client=10)
+    assert data.m_hist == 2 and data.horizon == 5 and data.n_clients == 4
+    assert data.test.n.tolist() == [10] * 4 and gen.theta.shape == (4, 4)
+    lin, gen = synthetic_case_study(task="linear", h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4)
+    assert lin.train.y.is_floating_point() and lin.test.n.sum() == 0
+    with pytest.raises(ValueError, match="task"):
+        synthetic_case_study(task="poisson")

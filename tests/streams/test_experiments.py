@@ -7,30 +7,12 @@ import pytest
 import torch
 
 from fedlab.experiments import sweep
-from fedlab.streams.experiments import (estimate_constants, PAPER_ACCURACY, STRATEGY_ORDER, LinearNoBias, case_study_sizes,
-                                        compare_strategies, excess_risk, summarize, synthetic_case_study)
+from fedlab.streams.algorithms import PRESETS
+from fedlab.streams.experiments import (OPTIMIZERS, STRATEGY_ORDER, LinearNoBias, bayes_accuracy_draws,
+                                        compare_strategies, estimate_constants, excess_risk, summarize)
 
 SMALL = dict(n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, local_steps=2, batch_size=8, test_per_client=20,
              estimate_steps=3, grid=(0.0, 0.5, 1.0))
-
-
-def test_case_study_sizes():
-    assert case_study_sizes(0.05, 1000, 50, 5, 5) == (10, 4)
-    assert case_study_sizes(0.2, 1000, 50, 5, 5) == (40, 3)
-    assert case_study_sizes(0.5, 1000, 50, 5, 5) == (100, 2)
-    assert case_study_sizes(0.2, 10000, 100, 5, 5) == (400, 16)
-    with pytest.raises(ValueError, match="h must"):
-        case_study_sizes(1.0, 1000, 50, 5, 5)
-
-
-def test_synthetic_case_study():
-    data, gen = synthetic_case_study(h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4, test_per_client=10)
-    assert data.m_hist == 2 and data.horizon == 5 and data.n_clients == 4
-    assert data.test.n.tolist() == [10] * 4 and gen.theta.shape == (4, 4)
-    lin, gen = synthetic_case_study(task="linear", h=0.2, n_total=200, horizon=5, m_hist=2, m_fresh=2, dim=4)
-    assert lin.train.y.is_floating_point() and lin.test.n.sum() == 0
-    with pytest.raises(ValueError, match="task"):
-        synthetic_case_study(task="poisson")
 
 
 def test_linear_no_bias_and_excess_risk():
@@ -78,14 +60,6 @@ def test_summarize_over_seeds():
     assert summarize([{"config": {}, "seed": 0, "result": None, "error": "x"}]) == []
 
 
-def test_paper_tables():
-    assert set(PAPER_ACCURACY) == {0.05, 0.2, 0.5}
-    cifar = {h: PAPER_ACCURACY[h]["CIFAR-10"] for h in PAPER_ACCURACY}
-    # CIFAR-10 table consistency (spec 6.1.10): Optimal - Historical and Optimal - Uniform
-    assert [round(cifar[h]["optimal"] - cifar[h]["historical"], 1) for h in (0.05, 0.2, 0.5)] == [15.5, 7.9, 5.3]
-    assert [round(cifar[h]["optimal"] - cifar[h]["uniform"], 1) for h in (0.05, 0.2, 0.5)] == [3.0, 6.2, 4.3]
-
-
 def test_estimate_constants_on_logistic_data():
     from fedlab.engine import ClientData
     from fedlab.models import LinearModel
@@ -116,3 +90,19 @@ def test_bayes_accuracy_bounds_the_strategies_on_average():
     out = compare_strategies(seed=0, **{**SMALL, "n_total": 2000, "horizon": 10})
     assert out["bayes"] >= max(out["values"].values()) - 5    # a ceiling, up to test-set noise
     assert compare_strategies(task="linear", seed=0, **SMALL)["bayes"] is None
+
+
+def test_optimizers_are_the_chapter_presets():
+    assert set(OPTIMIZERS.values()) <= set(PRESETS)
+    assert PRESETS[OPTIMIZERS["fedprox"]].solver_options == {"prox_mu": 0.1}
+
+
+def test_bayes_accuracy_draws():
+    acc = bayes_accuracy_draws(50, n_samples=2000, seed=0)
+    assert acc.shape == (50,) and np.all((50 <= acc) & (acc <= 100))
+    assert np.array_equal(acc, bayes_accuracy_draws(50, n_samples=2000, seed=0))
+    assert not np.array_equal(acc, bayes_accuracy_draws(50, n_samples=2000, seed=1))
+    # a larger d gives more separable clients
+    assert bayes_accuracy_draws(20, dim=200, n_samples=500).mean() > acc.mean()
+    with pytest.raises(ValueError, match="n_draws"):
+        bayes_accuracy_draws(0)

@@ -38,3 +38,13 @@ def test_with_exact_averaging_it_scores_like_decentralized_sgd(data):
     plain = DecentralizedSGD(model, solver, exact_average(5)).evaluate(state, data)
     for name, values in ours.evaluate(state, data).items():
         assert np.allclose(values, plain[name], atol=1e-6)
+
+
+def test_registered_in_the_method_registry():
+    from fedlab.algorithms import METHODS
+    from fedlab.topology import PRESETS
+
+    assert METHODS["topology:dpasgd"].cls is AveragedDPASGD and set(PRESETS) == {"dpasgd"}
+    ring = local_degree_weights(overlay_from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)], directed=True))
+    algorithm = PRESETS["dpasgd"](LinearModel(60, 10), LocalSGD(0.1), mixing_matrix=ring)
+    assert isinstance(algorithm, AveragedDPASGD)

@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from fedlab.topology import (PRESETS, DelayParams, connectivity_delays, connectivity_graph, cycle_time,
+from fedlab.topology import (MODEL_SIZES, DelayParams, connectivity_delays, connectivity_graph, cycle_time,
                              degree_one_delays, load_network, make_connectivity, max_cycle_mean,
                              overlay_delays, overlay_from_edges, preset_params, star_overlay, throughput)
 
@@ -134,8 +134,8 @@ def test_delay_params_per_silo_length_is_checked():
 
 
 def test_presets_and_throughput():
-    assert set(PRESETS) == {"shakespeare", "femnist", "sent140", "sub_inaturalist", "inaturalist"}
-    for name in PRESETS:
+    assert set(MODEL_SIZES) == {"shakespeare", "femnist", "sent140", "sub_inaturalist", "inaturalist"}
+    for name in MODEL_SIZES:
         params = preset_params(name, access_bps=1e9, local_steps=3)
         assert params.local_steps == 3 and params.up_bps == params.dn_bps == 1e9
     with pytest.raises(ValueError, match="preset"):

@@ -1,10 +1,10 @@
-"""Experiment helpers (compare_overlays, ranking) and the paper's tables (fedlab.topology.paper)."""
+"""Experiment helpers (compare_overlays, rankings, orderings, targets) and the paper's tables (topology.published)."""
 import numpy as np
 import pytest
 
 from fedlab.topology.experiments import ALL_OVERLAYS, compare_overlays, matcha_schedules, ranking
 from fedlab.topology import connectivity_graph, load_network, make_connectivity, preset_params
-from fedlab.topology.paper import KNOWN_ERRATA, NETWORK_ORDER, OVERLAY_ORDER, SETTINGS, TABLES, TOLERANCES
+from fedlab.topology.published import KNOWN_ERRATA, NETWORK_ORDER, OVERLAY_ORDER, SETTINGS, TABLES, TOLERANCES
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +47,14 @@ def test_paper_tables_are_complete():
 
 
 def test_paper_tables_follow_the_local_step_shift_except_the_erratum():
-    """F-C6 on the paper's data: Table C.2 - Table C.1 = 5 x 25.4 ms for STAR, MST and RING (+-0.2)."""
+    """F-C6 on the paper's data: App. C.2.1's Table 2 - Table 1 = 5 x 25.4 ms for STAR, MST and RING (+-0.2)."""
     for network in NETWORK_ORDER:
         for overlay in ("star", "mst", "ring"):
-            c1, c2 = TABLES["table_c1"][network][overlay], TABLES["table_c2"][network][overlay]
-            c2 = KNOWN_ERRATA.get(("table_c2", network, overlay), c2)
+            c1, c2 = TABLES["appendix_table_1"][network][overlay], TABLES["appendix_table_2"][network][overlay]
+            c2 = KNOWN_ERRATA.get(("appendix_table_2", network, overlay), c2)
             assert c2 - c1 == pytest.approx(5 * 25.4, abs=0.25)
-    assert TABLES["table_c2"]["geant"]["star"] - TABLES["table_c1"]["geant"]["star"] == pytest.approx(-127.0)
+    geant = TABLES["appendix_table_2"]["geant"]["star"] - TABLES["appendix_table_1"]["geant"]["star"]
+    assert geant == pytest.approx(-127.0)
 
 
 def test_every_published_cycle_time_has_a_tolerance():
@@ -158,3 +159,47 @@ def test_mst_ties_on_the_five_networks():
             assert got["degree"]["tau_ms"] < got["index"]["tau_ms"] / 1.1
         else:
             assert got["degree"]["tau_ms"] == pytest.approx(got["index"]["tau_ms"])
+
+
+def test_orderings_count_gaps_larger_than_three_percent():
+    from fedlab.topology import strictly_ordered, table_2_5_ranking
+
+    assert strictly_ordered({"a": 1.0, "b": 1.04, "c": 2.0}, ("a", "b", "c"))
+    assert not strictly_ordered({"a": 1.0, "b": 1.02}, ("a", "b")) and strictly_ordered({"a": 1.0, "b": 1.02},
+                                                                                       ("a", "b"), gap=0.0)
+    with pytest.raises(ValueError, match="order"):
+        strictly_ordered({"a": 1.0}, ("a", "z"))
+    checks = table_2_5_ranking(TABLES["table_2_5"])
+    assert all(all(c.values()) for c in checks.values())                       # the paper's own table
+    swapped = {"geant": {**TABLES["table_2_5"]["geant"], "ring": 90.0}}       # RING faster than MST on Géant
+    assert table_2_5_ranking(swapped)["geant"] == {"RING vs MST": False, "designed < MATCHA < STAR": True,
+                                                   "δ-MBST = MST": True}
+
+
+def test_complete_cycle_time_is_every_matching_active(gaia):
+    from fedlab.topology import complete_cycle_time, cycle_time, overlay_from_edges
+
+    conn, params = gaia
+    complete = overlay_from_edges(conn.n, [(i, j) for i in range(conn.n) for j in range(i + 1, conn.n)])
+    assert complete_cycle_time(conn, params) == cycle_time(complete, conn, params)
+
+
+def test_training_target_and_ring_ratio():
+    from fedlab.topology import ring_ratio, time_to_target, training_target
+
+    curve = lambda times, acc: {"round": [0, 3, 6], "time_s": times, "train_accuracy": acc,  # noqa: E731
+                                "train_loss": [1.0, 1.0, 1.0]}
+    result = {"curves": {"star": curve([0.0, 9.0, 18.0], [0.1, 0.8, 0.9]),
+                         "ring": curve([0.0, 1.0, 2.0], [0.1, 0.5, 0.9]),
+                         "mst": curve([0.0, 2.0, 4.0], [0.1, 0.2, 0.3])}}
+    target = training_target(result, 0.5)
+    assert target == pytest.approx(0.45)
+    hits = time_to_target(result, target)
+    assert ring_ratio(hits, "star") == pytest.approx(9.0) and ring_ratio(hits, "star", "round") == pytest.approx(1.0)
+    assert ring_ratio(time_to_target(result, 0.85), "mst") is None
+    with pytest.raises(ValueError, match="STAR"):
+        training_target({"curves": {"ring": result["curves"]["ring"]}})
+    with pytest.raises(ValueError, match="hits"):
+        ring_ratio({"ring": hits["ring"]}, "star")
+    with pytest.raises(ValueError, match="field"):
+        ring_ratio(hits, "star", "loss")

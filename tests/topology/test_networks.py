@@ -6,7 +6,7 @@ import pytest
 from fedlab.topology import (NETWORKS, Connectivity, connectivity_graph, great_circle_km, load_network,
                              make_connectivity, network_from_sites, random_geometric_network, read_gml_network,
                              read_network_csv, read_sites)
-from fedlab.topology.networks import NETWORKS_DIR, SITES_CSV
+from fedlab.topology.data import NETWORKS_DIR, SITES_CSV
 
 
 def test_great_circle_known_distances():

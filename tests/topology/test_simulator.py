@@ -59,3 +59,14 @@ def test_rounds_within_and_validation(aws):
         simulate_wall_clock(overlay, conn, params, -1)
     with pytest.raises(ValueError, match="strongly connected"):
         simulate_wall_clock(overlay_from_edges(conn.n, [(0, 1)], directed=True), conn, params, 3)
+
+
+def test_growth_rate_is_the_cycle_time(aws):
+    from fedlab.topology import growth_rate, ring_overlay
+
+    conn, params = aws
+    overlay = ring_overlay(conn, params)
+    t = simulate_wall_clock(overlay, conn, params, 60)
+    assert growth_rate(t) == pytest.approx(cycle_time(overlay, conn, params), rel=1e-2)
+    with pytest.raises(ValueError, match="t must"):
+        growth_rate(t[:2])

@@ -31,6 +31,7 @@ minibatches (common random numbers).
 """
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -41,7 +42,7 @@ from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.availability.data import AvailabilityEstimator, check_priors, trace_participation
 from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd
 from fedlab.models import Model, Params, check_model
-from fedlab.algorithms._common import (check_data, check_solver, check_weights, client_weights, evaluate_global,
+from fedlab.algorithms.common import (check_data, check_solver, check_weights, client_weights, evaluate_global,
                                        initial_params, sample_participants)
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
@@ -60,8 +61,8 @@ class AvailabilityState:
     server_buffer: Params | None = None
 
 
-class AvailabilityAlgorithm:
-    r"""Base class: one round of eq. (2.16) with weights from :meth:`weights`.
+class AvailabilityAlgorithm(abc.ABC):
+    r"""Abstract base class: one round of eq. (2.16) with weights from :meth:`weights`, which each method defines.
 
     Parameters
     ----------
@@ -151,10 +152,10 @@ class AvailabilityAlgorithm:
             est = est.observe_trace(self.prior_trace)
         return AvailabilityState(initial_params(self.model, seed), 0, est)
 
+    @abc.abstractmethod
     def weights(self, state: AvailabilityState, data: FederatedDataset, mask: np.ndarray, pi_hat: np.ndarray,
                 lam_hat: np.ndarray | None) -> tuple[np.ndarray, dict, dict]:
         """``(q, info, state_updates)``: aggregation weights (N,), zero for clients that do not train."""
-        raise NotImplementedError
 
     def round(self, state: AvailabilityState, data: FederatedDataset, seed: int) -> tuple[AvailabilityState, dict]:
         n = data.n_clients

@@ -1,4 +1,4 @@
-r"""CA-Fed, correlation-aware FL (thesis Algorithm 6, §2.2.4), and the registry of availability methods.
+r"""CA-Fed, correlation-aware FL (thesis Algorithm 6, §2.2.4).
 
 Every round the server estimates the total error of eq. (2.29) with the proxy (2.31)-(2.33),
 
@@ -28,8 +28,7 @@ import numpy as np
 from fedlab._validation import check_array, check_bool, check_choice, check_real, check_simplex, check_type
 from fedlab.engine import ClientData, broadcast, metrics_from_outputs, model_outputs
 from fedlab.models import Model, check_params
-from fedlab.availability.algorithms.baselines import (AdaFed, AvailabilityAlgorithm, AvailabilityState, F3AST,
-                                                      LessCorrelated, MoreAvailable, Unbiased)
+from fedlab.availability.algorithms.baselines import AvailabilityAlgorithm, AvailabilityState
 
 __all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "CAFed",
            "client_losses"]
@@ -306,12 +305,3 @@ class CAFed(AvailabilityAlgorithm):
                 "gamma_prime": float(gap.max()), "gaps": gap.tolist()}
         return np.where(mask, decision.q, 0.0), info, {"f_hat": f_hat, "f_star": f_star}
 
-
-AVAILABILITY_METHODS = {
-    "unbiased": Unbiased,
-    "more_available": MoreAvailable,
-    "less_correlated": LessCorrelated,
-    "adafed": AdaFed,
-    "f3ast": F3AST,
-    "cafed": CAFed,
-}

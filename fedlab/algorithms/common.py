@@ -1,4 +1,5 @@
-"""Pieces the algorithms share: states, client weights, client sampling, initial parameters."""
+"""Pieces every algorithm builds on, core and chapter alike: server and clients states, argument checks, client
+weights, client sampling, initial parameters and the global model's evaluation."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,10 +9,14 @@ import numpy as np
 import torch
 
 from fedlab._rng import Stream, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_simplex, check_real, check_type
+from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex, check_type
 from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, check_model_data,
                            evaluate, resolve_device)
-from fedlab.models import Model, Params
+from fedlab.models import Model, Params, check_model, check_params
+
+__all__ = ["WEIGHTS", "BACKENDS", "Participation", "ServerState", "ClientsState", "check_solver", "check_weights",
+           "check_data", "check_mixing", "initial_params", "client_weights", "check_participation",
+           "sample_participants", "evaluate_global"]
 
 WEIGHTS = ("size", "uniform")
 BACKENDS = ("auto", "batched", "loop")
@@ -27,6 +32,10 @@ class ServerState:
     params: Params
     round: int = 0
 
+    def __post_init__(self) -> None:
+        check_type("params", self.params, dict)
+        check_int("round", self.round, low=0)
+
 
 @dataclass(frozen=True)
 class ClientsState:
@@ -34,6 +43,10 @@ class ClientsState:
 
     params: Params
     round: int = 0
+
+    def __post_init__(self) -> None:
+        check_type("params", self.params, dict)
+        check_int("round", self.round, low=0)
 
 
 def check_solver(solver) -> LocalSGD:
@@ -72,12 +85,13 @@ def check_mixing(mixing_matrix):
 def initial_params(model: Model, seed: int, device: str | torch.device = "cpu") -> Params:
     """The run's initial model, drawn from ``(seed, INIT)`` (on the CPU generator: the same on every device) and
     placed on ``device``; every client starts from it."""
-    device = resolve_device(device)
+    model, seed, device = check_model(model), check_int("seed", seed, low=0), resolve_device(device)
     return {k: v.to(device) for k, v in model.init(torch_generator(seed, Stream.INIT)).items()}
 
 
 def client_weights(weights, data: ClientData, name: str = "weights") -> np.ndarray:
     """Aggregation weights p_k: ``"size"`` (n_k / n), ``"uniform"`` (1/K) or an explicit probability vector."""
+    check_type("data", data, ClientData)
     if isinstance(weights, str):
         if weights == "size":
             n = data.n.cpu().numpy().astype(float)
@@ -101,7 +115,9 @@ def sample_participants(participation: Participation, n_clients: int, seed: int,
     A float q samples ``max(1, round(qK))`` clients uniformly without replacement; a callable gets
     ``(round, rng)`` and returns a boolean mask of shape (K,) or an index array.
     """
-    rng = numpy_rng(seed, round_, Stream.SAMPLING)
+    participation = check_participation(participation)
+    n_clients = check_int("n_clients", n_clients, low=1)
+    rng = numpy_rng(check_int("seed", seed, low=0), check_int("round_", round_, low=0), Stream.SAMPLING)
     if callable(participation):
         chosen = np.asarray(participation(round_, rng))
         if chosen.dtype == bool:
@@ -117,8 +133,7 @@ def sample_participants(participation: Participation, n_clients: int, seed: int,
 
 def evaluate_global(model: Model, params: Params, train: ClientData, test: ClientData) -> dict[str, np.ndarray]:
     """Per-client metrics of one global model."""
+    params = check_params(model, params, stacked=False)
+    check_type("train", train, ClientData)
+    check_type("test", test, ClientData)
     return evaluate(model, broadcast(params, train.n_clients), train, test)
-
-
-def finite_mean(values: torch.Tensor) -> float:
-    return float(values.mean()) if len(values) else float("nan")

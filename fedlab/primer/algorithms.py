@@ -1,11 +1,31 @@
-r"""Toy problems that make a mechanism visible (used by the primer).
+r"""The primer's own Algorithm: exact FedAvg on quadratic clients (the client-drift picture), and the registry.
 
-Client drift on quadratics: client k minimises :math:`F_k(w) = \tfrac12 (w-c_k)^\top A_k (w-c_k)`, the
-federation minimises :math:`F = \sum_k p_k F_k` (thesis eq. (1.1)) whose minimiser is
-:math:`w^\star = (\sum_k p_k A_k)^{-1}\sum_k p_k A_k c_k`. With E local gradient steps of size
-:math:`\eta`, client k returns :math:`c_k + B_k (w - c_k)` with :math:`B_k = (I-\eta A_k)^E`, so FedAvg
-converges to the fixed point :math:`w^E` solving :math:`(I-\sum_k p_k B_k)\,w = \sum_k p_k (I-B_k) c_k`,
-which differs from :math:`w^\star` as soon as E > 1 and the :math:`A_k` differ ("client drift").
+With E local gradient steps of size :math:`\eta`, client k returns :math:`c_k + B_k (w - c_k)` with
+:math:`B_k = (I-\eta A_k)^E`; :class:`QuadraticFedAvg` runs these rounds on
+:class:`~fedlab.primer.data.QuadraticClients` through :func:`fedlab.engine.run`, and :func:`drift_paths` reads the
+server iterates and the clients' local paths back from the History. The rounds converge to the fixed point
+:math:`w^E` solving :math:`(I-\sum_k p_k B_k)\,w = \sum_k p_k (I-B_k) c_k` (:func:`fedavg_fixed_point`, in closed
+form): with E = 1 it is :math:`w^\star` (FedAvg is gradient descent on (1.1), thesis eq. (1.8)); it differs from
+:math:`w^\star` as soon as E > 1 and the :math:`A_k` differ (client drift, [Kar+20a]).
+
+The primer trains softmax regressions with the core methods ``METHODS["fedavg"]``, ``["local"]`` and
+``["centralized"]``; its own Algorithm is registered as ``METHODS["primer:quadratic_fedavg"]`` (:data:`PRESETS`).
+
+Examples
+--------
+>>> import numpy as np
+>>> from fedlab.engine import run
+>>> from fedlab.primer.data import QuadraticClients
+>>> clients = QuadraticClients(np.array([[0.0, 0.0], [2.0, 2.0]]), np.stack([np.eye(2)] * 2), np.full(2, 0.5))
+>>> state, history = run(QuadraticFedAvg(np.zeros(2), local_steps=2, lr=1.0), clients, rounds=3, progress=False)
+>>> state.w.tolist(), drift_paths(history)[1].shape
+([1.0, 1.0], (3, 2, 3, 2))
+>>> skewed = QuadraticClients(np.array([[2.0, 0.0], [-1.0, 2.0]]),
+...                           np.array([np.diag([2.0, 0.3]), np.diag([0.3, 2.0])]), np.full(2, 0.5))
+>>> bool(np.allclose(fedavg_fixed_point(skewed, local_steps=1, lr=0.2), skewed.optimum()))
+True
+>>> bool(np.linalg.norm(fedavg_fixed_point(skewed, local_steps=20, lr=0.2) - skewed.optimum()) > 0.1)
+True
 """
 from __future__ import annotations
 
@@ -13,36 +33,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab._validation import check_array, check_int, check_real, check_simplex, check_type
+from fedlab._validation import check_array, check_int, check_real, check_type
+from fedlab.algorithms import METHODS
 from fedlab.engine import History
+from fedlab.primer.data import QuadraticClients
 
-__all__ = ["QuadraticClients", "QuadraticState", "QuadraticFedAvg", "drift_paths", "fedavg_fixed_point"]
-
-
-@dataclass(frozen=True)
-class QuadraticClients:
-    """Quadratic local objectives: centres ``c`` (K, d), curvatures ``A`` (K, d, d) SPD, weights ``p`` (K,)."""
-
-    centers: np.ndarray
-    curvatures: np.ndarray
-    weights: np.ndarray
-
-    def __post_init__(self) -> None:
-        c = check_array("centers", self.centers, ndim=2)
-        k, d = c.shape
-        a = check_array("curvatures", self.curvatures, shape=(k, d, d))
-        if not np.allclose(a, np.swapaxes(a, 1, 2)) or np.linalg.eigvalsh(a).min() <= 0:
-            raise ValueError("curvatures must be symmetric positive definite matrices.")
-        check_simplex("weights", self.weights, ndim=1, size=k)
-
-    def optimum(self) -> np.ndarray:
-        """Minimiser :math:`w^\\star` of the weighted global objective."""
-        a_bar = np.einsum("k,kij->ij", self.weights, self.curvatures)
-        return np.linalg.solve(a_bar, np.einsum("k,kij,kj->i", self.weights, self.curvatures, self.centers))
-
-    def objective(self, w: np.ndarray) -> float:
-        diff = np.asarray(w) - self.centers
-        return float(0.5 * np.einsum("k,ki,kij,kj->", self.weights, diff, self.curvatures, diff))
+__all__ = ["QuadraticState", "QuadraticFedAvg", "drift_paths", "fedavg_fixed_point", "PRESETS"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,7 @@ def drift_paths(history: History) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fedavg_fixed_point(clients: QuadraticClients, *, local_steps: int, lr: float) -> np.ndarray:
-    """The point FedAvg converges to with E local steps (module docstring), in closed form."""
+    """The point FedAvg converges to with E local steps (the module docstring's :math:`w^E`), in closed form."""
     check_type("clients", clients, QuadraticClients)
     check_int("local_steps", local_steps, low=1)
     check_real("lr", lr, low=0, low_open=True)
@@ -127,3 +123,9 @@ def fedavg_fixed_point(clients: QuadraticClients, *, local_steps: int, lr: float
     lhs = np.eye(d) - np.einsum("k,kij->ij", clients.weights, b)
     rhs = np.einsum("k,kij,kj->i", clients.weights, np.eye(d) - b, clients.centers)
     return np.linalg.solve(lhs, rhs)
+
+
+METHODS.register("quadratic_fedavg", QuadraticFedAvg, chapter="primer", label="FedAvg on quadratics (exact gradients)")
+
+PRESETS = METHODS.presets("primer")
+"""The chapter's own methods by short name (``QuadraticFedAvg`` takes ``w0``, ``local_steps`` and ``lr``)."""

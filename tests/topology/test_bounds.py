@@ -194,3 +194,43 @@ def test_bad_arguments_name_the_argument():
         simulate_maxplus(np.eye(2), 1, t0=[0.0])
     with pytest.raises(ValueError, match="W"):
         max_cycle_mean_bruteforce(np.eye(11))
+
+
+def test_worked_examples_as_delay_matrices():
+    """bounds.example_1a/1b/2 give the cycle times of section 2.1.3 (Example 2 corrected: 2/(N + 1))."""
+    from fedlab.topology import example_1a, example_1b, example_2
+
+    path, directed = example_1a()
+    assert max_cycle_mean(path) == pytest.approx(3.0) and max_cycle_mean(directed) == pytest.approx(8 / 3)
+    for n in (3, 5, 10):
+        under, ring_ = example_1b(n)
+        assert max_cycle_mean(under) == pytest.approx(n)
+        assert max_cycle_mean(ring_) == pytest.approx((4 * n - 2) / (n + 1))
+    for N in (3, 5, 8):
+        assert max_cycle_mean(example_2(N)) == pytest.approx(2 / (N + 1))
+    with pytest.raises(ValueError, match="n"):
+        example_1b(1)
+    with pytest.raises(ValueError, match="N"):
+        example_2(1)
+
+
+def test_karp_agreement_counts_every_draw():
+    from fedlab.topology import karp_agreement
+
+    assert karp_agreement(30, seed=1) == 30
+    with pytest.raises(ValueError, match="n_graphs"):
+        karp_agreement(0)
+
+
+def test_star_ring_limit_is_reached_by_slow_access_links():
+    """τ_STAR / τ_RING tends to 2(N - 1) as the access links slow down (not the 2N the thesis quotes)."""
+    from fedlab.topology import (connectivity_graph, cycle_time, load_network, preset_params, ring_overlay,
+                                 star_overlay, star_ring_limit)
+
+    conn = connectivity_graph(load_network("gaia"))
+    params = preset_params("sub_inaturalist", access_bps=1e5)
+    ratio = cycle_time(star_overlay(conn), conn, params) / cycle_time(ring_overlay(conn, params), conn, params)
+    assert star_ring_limit(conn.n) == 2 * (conn.n - 1) == 20
+    assert ratio == pytest.approx(star_ring_limit(conn.n), rel=1e-3)
+    with pytest.raises(ValueError, match="n_silos"):
+        star_ring_limit(1)

@@ -1,4 +1,4 @@
-r"""Underlays and connectivity graphs: the five networks of thesis section 2.1.4.2 and the model of G_c.
+r"""The chapter's data: the five networks of thesis section 2.1.4.2, the model of G_c, and the silos' training data.
 
 An *underlay* is the physical network (thesis section 2.1.2.2); here every underlay node hosts one
 silo. The *connectivity graph* :math:`\mathcal{G}_c` holds, for every ordered pair of silos, the
@@ -26,6 +26,12 @@ Every network ships with the repository (``data/``; sources and licences in ``da
 
 :func:`read_gml_network` reads the same facts from GML files (Topology Zoo, Rocketfuel or the
 authors' files), and :func:`read_network_csv` any network written in the project's two-table format.
+
+Training data
+-------------
+:func:`topology_federation` splits LEAF Synthetic over the silos of a network: the CPU-scale stand-in for the thesis's
+iNaturalist and LEAF silos (section 2.1.4.3) on which the overlays train (the real data sets are the paper mode's,
+:mod:`fedlab.topology.real_data`).
 """
 from __future__ import annotations
 
@@ -40,8 +46,10 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from fedlab._rng import as_numpy_rng
+from fedlab._rng import Stream, as_numpy_rng, derive_seed, numpy_rng
 from fedlab._validation import check_array, check_choice, check_int, check_path, check_real, check_type
+from fedlab.data import make_leaf_synthetic
+from fedlab.engine import FederatedDataset
 
 __all__ = [
     "Network",
@@ -56,10 +64,12 @@ __all__ = [
     "random_geometric_network",
     "connectivity_graph",
     "make_connectivity",
+    "topology_federation",
     "SITES_CSV",
     "NETWORKS_DIR",
     "LATENCY_MS_PER_KM",
     "LATENCY_BASE_MS",
+    "AUTHORS_KM",
 ]
 
 EARTH_RADIUS_KM = 6371.0088
@@ -68,6 +78,8 @@ LATENCY_BASE_MS = 4.0
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 SITES_CSV = DATA_DIR / "sites.csv"
 NETWORKS_DIR = DATA_DIR / "networks"
+AUTHORS_KM = " (authors' km)"
+"""Suffix naming Gaia or AWS NA on the authors' link lengths (``load_network(name, authors_km=True)``) in tables."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -596,3 +608,31 @@ def connectivity_graph(network: Network, core_bps: float = 1e9,
     return make_connectivity(latency, avail, names=network.names, name=network.name,
                              underlay=network.graph, positions=network.positions, hops=hops,
                              distance_km=km)
+
+
+def topology_federation(n_silos: int, seed: int = 0, *, heterogeneity: float = 0.5,
+                        max_samples: int = 500) -> FederatedDataset:
+    r"""LEAF Synthetic(:math:`\gamma, \delta`) split over the silos of a network, 20 % test per silo.
+
+    Silo sizes are :math:`\min(\lfloor\mathrm{LogN}(4, 1)\rfloor + 50,` ``max_samples``:math:`)`; the
+    CPU-scale stand-in for the thesis's iNaturalist and LEAF silos (section 2.1.4.3).
+
+    Parameters
+    ----------
+    n_silos : int
+        Number of silos (>= 2).
+    seed : int
+    heterogeneity : float
+        :math:`\gamma = \delta \ge 0` of the generator.
+    max_samples : int
+        Cap on a silo's samples.
+    """
+    n_silos = check_int("n_silos", n_silos, low=2)
+    check_int("seed", seed, low=0)
+    heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0)
+    max_samples = check_int("max_samples", max_samples, low=10)
+    rng = numpy_rng(seed, Stream.TOPOLOGY_DATA)
+    sizes = np.minimum(rng.lognormal(4.0, 1.0, size=n_silos).astype(np.int64) + 50, max_samples)
+    arrays = make_leaf_synthetic(heterogeneity, heterogeneity, n_samples=sizes, dim=60, n_classes=10, rng=rng)
+    return FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.2, n_classes=10,
+                                               seed=derive_seed(seed, Stream.TOPOLOGY_DATA, 1))

@@ -1,4 +1,4 @@
-r"""Max-plus machinery: maximum cycle mean (Karp), critical circuits and the recursion (2.4).
+r"""The chapter's theory: cycle times as maximum cycle means (max-plus algebra), its worked examples and limits.
 
 A synchronous round-based system whose silo :math:`i` waits for its in-neighbours is a linear
 system in the max-plus algebra (thesis eq. 2.4),
@@ -13,6 +13,19 @@ with :math:`|\gamma|` the number of arcs of the circuit :math:`\gamma` [Bac92, T
 
 Delay matrices are dense ``(n, n)`` arrays ``W`` with ``W[u, v]`` the delay of arc ``u -> v`` and
 ``-inf`` for a missing arc; the diagonal holds self-loops.
+
+* Karp's algorithm and the recursion: :func:`max_cycle_mean`, :func:`critical_circuit`,
+  :func:`max_cycle_mean_bruteforce` (the reference), :func:`simulate_maxplus`, :func:`karp_agreement`.
+* The worked examples of section 2.1.3, as delay matrices: :func:`example_1a` and :func:`example_1b` (a directed
+  ring beats every undirected overlay, by an unbounded factor) and :func:`example_2` (a ring can be
+  :math:`\Omega(N)` worse than the best overlay).
+* The slow-access-link limit of the STAR against the RING, :func:`star_ring_limit`.
+
+>>> path, ring = example_1a()
+>>> round(max_cycle_mean(path), 4), round(max_cycle_mean(ring), 4)
+(3.0, 2.6667)
+>>> round(max_cycle_mean(example_2(5)), 4), star_ring_limit(40)
+(0.3333, 78)
 """
 from __future__ import annotations
 
@@ -23,7 +36,8 @@ from scipy.sparse.csgraph import connected_components
 
 from fedlab._validation import check_array, check_int
 
-__all__ = ["max_cycle_mean", "critical_circuit", "max_cycle_mean_bruteforce", "simulate_maxplus"]
+__all__ = ["max_cycle_mean", "critical_circuit", "max_cycle_mean_bruteforce", "simulate_maxplus", "karp_agreement",
+           "example_1a", "example_1b", "example_2", "star_ring_limit"]
 
 
 def _check_delays(W) -> np.ndarray:
@@ -244,3 +258,120 @@ def simulate_maxplus(W, n_steps: int, t0=None) -> np.ndarray:
             t[k + 1, heads] = np.maximum.reduceat(t[k, src] + w, starts)
     return t
 
+
+
+def karp_agreement(n_graphs: int = 200, seed: int = 0) -> int:
+    """How many of ``n_graphs`` random digraphs (2 to 6 nodes, arcs with probability 1/2, normal delays) get the same
+    maximum cycle mean from Karp's algorithm and from enumeration (to 1e-9; an acyclic draw, which both refuse,
+    counts as agreeing).
+
+    Parameters
+    ----------
+    n_graphs : int
+        Number of random digraphs (>= 1).
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    int
+        The number of agreements (``n_graphs`` when Karp is right on every draw).
+    """
+    n_graphs, seed = check_int("n_graphs", n_graphs, low=1), check_int("seed", seed, low=0)
+    rng = np.random.default_rng(seed)
+    agree = 0
+    for _ in range(n_graphs):
+        n = int(rng.integers(2, 7))
+        W = np.where(rng.random((n, n)) < 0.5, rng.normal(size=(n, n)), -np.inf)
+        try:
+            agree += abs(max_cycle_mean(W) - max_cycle_mean_bruteforce(W)) < 1e-9
+        except ValueError:  # acyclic: both refuse
+            agree += 1
+    return int(agree)
+
+
+def _ring_delays(order: list[int], d: np.ndarray) -> np.ndarray:
+    """The delay matrix of the directed ring visiting ``order`` on the delays ``d``."""
+    W = np.full_like(d, -np.inf)
+    for a, b in zip(order, order[1:] + order[:1]):
+        W[a, b] = d[a, b]
+    return W
+
+
+def example_1a() -> tuple[np.ndarray, np.ndarray]:
+    r"""Example 1a (Fig. 2.2a): three silos with delays 1 (1–2), 3 (2–3) and 4 (1–3) in both directions.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The delay matrices of the best undirected overlay (the path 1–2–3, :math:`\tau = 3`) and of the directed ring
+        1 → 2 → 3 → 1 (:math:`\tau = 8/3`).
+    """
+    d = np.array([[0, 1, 4], [1, 0, 3], [4, 3, 0]], dtype=float)
+    path = np.where(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]) > 0, d, -np.inf)
+    return path, _ring_delays([0, 1, 2], d)
+
+
+def example_1b(n: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Example 1b (Fig. 2.2b, eqs. 2.8–2.9): a unit-delay path on silos :math:`1..n` plus silo :math:`n+1` at delay
+    :math:`n` from silo :math:`n`; the connectivity delays are the path sums.
+
+    Parameters
+    ----------
+    n : int
+        Length of the unit path (>= 2).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The delay matrices of the undirected overlay (the underlay itself, :math:`\tau = n`) and of the directed ring
+        :math:`1 \to \dots \to n+1 \to 1` (:math:`\tau = (4n-2)/(n+1)`, eq. 2.9).
+    """
+    n = check_int("n", n, low=2)
+    under = nx.path_graph(n)
+    nx.set_edge_attributes(under, 1, "weight")
+    under.add_edge(n - 1, n, weight=n)
+    sp = dict(nx.all_pairs_dijkstra_path_length(under))
+    d = np.array([[sp[i][j] for j in range(n + 1)] for i in range(n + 1)], dtype=float)
+    undirected = np.where(nx.to_numpy_array(under, nodelist=range(n + 1)) > 0, d, -np.inf)
+    return undirected, _ring_delays(list(range(n + 1)), d)
+
+
+def example_2(N: int) -> np.ndarray:
+    r"""Example 2 (eqs. 2.10–2.11): :math:`N` fast silos (delay 0 among them) and :math:`N` slow ones (delay 1).
+
+    The overlay (2.11) has the arcs :math:`i \to i+1` among the fast silos and :math:`N \to K \to 1` through every
+    slow silo :math:`K`; its circuits :math:`C_K` have :math:`N+1` arcs and delay 2, so :math:`\tau = 2/(N+1)` (the
+    thesis prints :math:`2/(N+2)`), while every Hamiltonian cycle has :math:`\tau \ge 1/2`.
+
+    Parameters
+    ----------
+    N : int
+        Number of fast (and of slow) silos (>= 2).
+
+    Returns
+    -------
+    numpy.ndarray, shape (2N, 2N)
+        The delay matrix of the overlay (2.11).
+    """
+    N = check_int("N", N, low=2)
+    W = np.full((2 * N, 2 * N), -np.inf)
+    W[np.arange(N - 1), np.arange(1, N)] = 0
+    W[N - 1, N:], W[N:, 0] = 1, 1
+    return W
+
+
+def star_ring_limit(n_silos: int) -> int:
+    r"""The limit of :math:`\tau_\text{STAR}/\tau_\text{RING}` as the access links slow down, :math:`2(N-1)`.
+
+    With :math:`N` silos and access capacity :math:`C \to 0`, eq. (2.3) is dominated by the transfer term. The STAR's
+    centre uploads to and downloads from its :math:`N-1` silos through one access link, so a round lasts
+    :math:`2(N-1)M/C`; each ring silo sends one model and receives one, so the ring's arcs last :math:`M/C`. The
+    thesis quotes :math:`2N` (= 80 on Géant) as the factor (section 2.1.4.5).
+
+    Parameters
+    ----------
+    n_silos : int
+        Number of silos :math:`N` (>= 2).
+    """
+    return 2 * (check_int("n_silos", n_silos, low=2) - 1)

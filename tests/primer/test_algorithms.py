@@ -1,8 +1,11 @@
+"""The primer's quadratic clients, exact FedAvg on them and its closed-form fixed point (client drift)."""
 import numpy as np
 import pytest
 
 from fedlab.engine import History, run
-from fedlab.primer.toys import QuadraticClients, QuadraticFedAvg, drift_paths, fedavg_fixed_point
+from fedlab.algorithms import METHODS
+from fedlab.primer.algorithms import PRESETS, QuadraticFedAvg, drift_paths, fedavg_fixed_point
+from fedlab.primer.data import QuadraticClients
 
 
 def _clients():
@@ -73,3 +76,8 @@ def test_bad_inputs():
         drift_paths(_fedavg(_clients(), 0, local_steps=1, lr=0.1)[1])
     with pytest.raises(TypeError, match="History"):
         drift_paths([])
+
+
+def test_the_primer_registers_its_algorithm():
+    assert PRESETS["quadratic_fedavg"] is METHODS["primer:quadratic_fedavg"]
+    assert PRESETS["quadratic_fedavg"].cls is QuadraticFedAvg and PRESETS["quadratic_fedavg"].chapter == "primer"
