@@ -7,14 +7,16 @@ from typing import Callable, Union
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from fedlab._rng import Stream, numpy_rng, torch_generator
-from fedlab._validation import check_array, check_choice, check_int, check_real, check_simplex, check_type
-from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, broadcast, check_mixing_matrix, check_model_data,
-                           evaluate, resolve_device)
-from fedlab.models import Model, Params, check_model, check_params
+from fedlab._validation import check_array, check_bool, check_choice, check_int, check_real, check_simplex, check_type
+from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, OptimizerState, broadcast, check_mixing_matrix,
+                           check_model_data, evaluate, initial_optimizer_state, local_train, resolve_device)
+from fedlab.models import Model, Params, check_model, check_param_dict, check_params
 
-__all__ = ["WEIGHTS", "BACKENDS", "Participation", "ServerState", "ClientsState", "check_solver", "check_weights",
+__all__ = ["WEIGHTS", "BACKENDS", "Participation", "ServerState", "ClientsState", "check_solver",
+           "population_optimizer", "train_rows", "check_weights",
            "check_data", "check_mixing", "initial_params", "client_weights", "check_participation",
            "sample_participants", "evaluate_global"]
 
@@ -27,33 +29,74 @@ Participation = Union[float, Callable[[int, np.random.Generator], np.ndarray]]
 
 @dataclass(frozen=True)
 class ServerState:
-    """One global model and the number of rounds done."""
+    """One global model, the number of rounds done, and the clients' optimizer state when the solver keeps it."""
 
     params: Params
     round: int = 0
+    optimizer: OptimizerState | None = None
 
     def __post_init__(self) -> None:
         check_type("params", self.params, dict)
         check_int("round", self.round, low=0)
+        check_type("optimizer", self.optimizer, OptimizerState, optional=True)
 
 
 @dataclass(frozen=True)
 class ClientsState:
-    """One model per client, stacked ``(K, ...)``, and the number of rounds done."""
+    """One model per client, stacked ``(K, ...)``, the number of rounds done, and the clients' optimizer state when
+    the solver keeps it."""
 
     params: Params
     round: int = 0
+    optimizer: OptimizerState | None = None
 
     def __post_init__(self) -> None:
         check_type("params", self.params, dict)
         check_int("round", self.round, low=0)
+        check_type("optimizer", self.optimizer, OptimizerState, optional=True)
 
 
-def check_solver(solver) -> LocalSGD:
-    """Return ``solver`` if it is a :class:`LocalSGD`, else raise a ``TypeError`` naming it."""
+STATEFUL = "FedAvg, FedProx, FedAvg+, Local, Centralized and FedEM"
+"""The algorithms that keep their clients' optimizer state and follow a step-size schedule (:func:`train_rows`)."""
+
+
+def check_solver(solver, *, stateful: bool = False) -> LocalSGD:
+    """Return ``solver`` if it is a :class:`LocalSGD`, else raise a ``TypeError`` naming it. An algorithm that does not
+    keep optimizer state across rounds (``stateful=False``) refuses a solver with ``keep_state`` or ``schedule``,
+    which it would otherwise silently ignore."""
     if not isinstance(solver, LocalSGD):
         raise TypeError(f"solver must be a LocalSGD, got {type(solver).__name__}.")
+    if not check_bool("stateful", stateful) and (solver.keep_state or solver.schedule is not None):
+        raise ValueError(f"solver.keep_state and solver.schedule need an algorithm that keeps its clients' optimizer "
+                         f"state and follows the round ({STATEFUL}); this one does not: got keep_state="
+                         f"{solver.keep_state}, schedule={solver.schedule!r}.")
     return solver
+
+
+def population_optimizer(solver: LocalSGD, params: Params, n_rows: int) -> OptimizerState | None:
+    """The zero optimizer state of ``n_rows`` copies of ``params`` (one per client, or per client and component)
+    when ``solver.keep_state``, else ``None``."""
+    check_type("solver", solver, LocalSGD)
+    check_param_dict("params", params, stacked=False)
+    n_rows = check_int("n_rows", n_rows, low=1)
+    return initial_optimizer_state(solver, broadcast(params, n_rows)) if solver.keep_state else None
+
+
+def train_rows(model: Model, solver: LocalSGD, params: Params, data: ClientData, *, key: tuple, round_index: int,
+               optimizer: OptimizerState | None, state_rows, **options) -> tuple[Params, Tensor, OptimizerState | None]:
+    """One round of :func:`~fedlab.engine.local_train` for rows whose optimizer state is rows ``state_rows`` of the
+    population's ``optimizer`` (``None`` when the solver keeps none). Returns the new rows, their local loss and the
+    population's new optimizer state; ``options`` are local_train's (``rows``, ``anchor``, ...)."""
+    if optimizer is None:
+        result = local_train(model, params, data, solver, key=key, round_index=round_index, **options)
+        return result.params, result.local_loss, None
+    check_type("optimizer", optimizer, OptimizerState)
+    state_rows = check_array("state_rows", state_rows, ndim=1, dtype=np.int64)
+    if state_rows.size == 0 or state_rows.min() < 0 or state_rows.max() >= len(optimizer.steps):
+        raise ValueError(f"state_rows must index the {len(optimizer.steps)} rows of optimizer, got {state_rows.tolist()}.")
+    result = local_train(model, params, data, solver, key=key, round_index=round_index,
+                         optimizer_state=optimizer.select(state_rows), **options)
+    return result.params, result.local_loss, optimizer.assign(state_rows, result.optimizer_state)
 
 
 def check_weights(weights, name: str = "weights"):

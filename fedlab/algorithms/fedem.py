@@ -31,12 +31,13 @@ from torch import Tensor
 from fedlab._rng import Stream, numpy_rng, torch_generator
 from fedlab._validation import (all_finite, check_array, check_bool, check_choice, check_int, check_real, check_simplex,
                                 check_type)
-from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, check_mixing_matrix, check_model_data, gossip,
-                           local_sgd, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device,
+from fedlab.engine import (ClientData, FederatedDataset, LocalSGD, OptimizerState, check_mixing_matrix,
+                           check_model_data, gossip, metrics_from_outputs, metrics_from_proba, model_outputs, resolve_device,
                            weighted_average)
 from fedlab.models import Model, Params, check_model, check_param_dict, check_params
 from fedlab.algorithms.common import (BACKENDS, Participation, check_data, check_mixing, check_participation,
-                                       check_solver, check_weights, client_weights, sample_participants)
+                                       check_solver, check_weights, client_weights, population_optimizer,
+                                       sample_participants, train_rows)
 
 __all__ = [
     "e_step",
@@ -372,6 +373,7 @@ class MixtureState:
     params: Params
     pi: Tensor
     round: int = 0
+    optimizer: OptimizerState | None = None     # per (client, component) row t * M + m, when the solver keeps it
 
 
 def _initial_pi(kind, n_clients: int, n_components: int, seed: int, device: torch.device) -> Tensor:
@@ -424,7 +426,7 @@ class FedEM:
 
     def __init__(self, model: Model, solver: LocalSGD, *, n_components: int = 3, participation: Participation = 1.0,
                  weights="size", aggregation: str = "participants", pi_init="uniform", backend: str = "auto") -> None:
-        self.model, self.solver = check_model(model), check_solver(solver)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=True)
         self.n_components = check_int("n_components", n_components, low=1)
         self.participation = check_participation(participation)
         self.weights = check_weights(weights)
@@ -437,12 +439,17 @@ class FedEM:
         check_data(self.model, data)
         _check_has_data(data.train, type(self).__name__)
         client_weights(self.weights, data.train)
-        return MixtureState(init_components(self.model, self.n_components, seed, data.device),
-                            _initial_pi(self.pi_init, data.n_clients, self.n_components, seed, data.device))
+        comps = init_components(self.model, self.n_components, seed, data.device)
+        optimizer = population_optimizer(self.solver, {k: v[0] for k, v in comps.items()},
+                                         data.n_clients * self.n_components)
+        return MixtureState(comps, _initial_pi(self.pi_init, data.n_clients, self.n_components, seed, data.device),
+                            optimizer=optimizer)
 
     def _local_update(self, params_rows: Params, train: ClientData, clients: np.ndarray, pi: Tensor,
-                      comps: list[Params], key: tuple, scale=None) -> tuple[Params, Tensor, Tensor, float]:
-        """E-step, π update and local SGD for the given clients. Returns (new rows, new π, local loss, mean NLL)."""
+                      comps: list[Params], key: tuple, scale=None, optimizer: OptimizerState | None = None
+                      ) -> tuple[Params, Tensor, Tensor, float, OptimizerState | None]:
+        """E-step, π update and local SGD for the given clients. Returns (new rows, new π, local loss, mean NLL, the
+        population's optimizer state: row t * M + m is client t's component m)."""
         m = self.n_components
         sub = train if len(clients) == train.n_clients else train.select(clients)
         rows = np.repeat(clients, m)
@@ -460,20 +467,23 @@ class FedEM:
             ll = mixture_log_likelihood(log_pi, losses, sub.mask)
             nll = float(-(ll * sub.n.double()).sum() / sub.n.sum())
             sample_weight = _responsibility_weights(q, train, rows, None if scale is None else np.repeat(scale, m))
-        new, loss = local_sgd(self.model, params_rows, train, self.solver, key=key, rows=rows,
-                              sample_weight=sample_weight, anchor=params_rows, backend=self.backend)
-        return new, new_pi, loss, nll
+        state_rows = (clients[:, None] * m + np.arange(m)).ravel()
+        new, loss, optimizer = train_rows(self.model, self.solver, params_rows, train, key=key, round_index=key[1],
+                                          optimizer=optimizer, state_rows=state_rows, rows=rows,
+                                          sample_weight=sample_weight, anchor=params_rows, backend=self.backend)
+        return new, new_pi, loss, nll, optimizer
 
     def round(self, state: MixtureState, data: FederatedDataset, seed: int) -> tuple[MixtureState, dict]:
         chosen = sample_participants(self.participation, data.n_clients, seed, state.round)
         if len(chosen) == 0:
-            return MixtureState(state.params, state.pi, state.round + 1), \
+            return MixtureState(state.params, state.pi, state.round + 1, state.optimizer), \
                 {"participants": [], "local_loss": float("nan"), "nll": float("nan")}
         m, c = self.n_components, len(chosen)
         start = {k: v.repeat(c, *([1] * (v.dim() - 1))) for k, v in state.params.items()}  # row r: comp r % M
         comps = _shared_components(state.params, c)
-        new, new_pi, loss, nll = self._local_update(start, data.train, chosen, state.pi[chosen], comps,
-                                                    (seed, state.round, Stream.LOCAL))
+        new, new_pi, loss, nll, optimizer = self._local_update(start, data.train, chosen, state.pi[chosen], comps,
+                                                               (seed, state.round, Stream.LOCAL),
+                                                               optimizer=state.optimizer)
         p = client_weights(self.weights, data.train)
         agg = weighted_average({k: v.reshape(c, m, *v.shape[1:]) for k, v in new.items()}, p[chosen])
         if self.aggregation == "stale" and c < data.n_clients:
@@ -482,7 +492,7 @@ class FedEM:
         pi = state.pi.clone()
         pi[torch.as_tensor(chosen, device=pi.device)] = new_pi
         info = {"participants": chosen.tolist(), "local_loss": float(loss.mean()), "nll": nll}
-        return MixtureState(agg, pi, state.round + 1), info
+        return MixtureState(agg, pi, state.round + 1, optimizer), info
 
     def evaluate(self, state: MixtureState, data: FederatedDataset) -> dict[str, np.ndarray]:
         out = mixture_metrics(self.model, state.params, state.pi, data.train, "train_")
@@ -541,7 +551,7 @@ class DFedEM(FedEM):
 
     def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, n_components: int = 3,
                  weight_by_size: bool = False, pi_init="uniform", backend: str = "auto") -> None:
-        super().__init__(model, solver, n_components=n_components, pi_init=pi_init, backend=backend)
+        super().__init__(model, check_solver(solver), n_components=n_components, pi_init=pi_init, backend=backend)
         self.mixing_matrix = check_mixing(mixing_matrix)
         self.weight_by_size = check_bool("weight_by_size", weight_by_size)
 
@@ -570,8 +580,8 @@ class DFedEM(FedEM):
             n = data.train.n.cpu().numpy().astype(float)
             scale = k * n / n.sum()
         comps = _split_components(state.params, k, m)
-        new, pi, loss, nll = self._local_update(state.params, data.train, clients, state.pi, comps,
-                                                (seed, state.round, Stream.LOCAL), scale)
+        new, pi, loss, nll, _ = self._local_update(state.params, data.train, clients, state.pi, comps,
+                                                   (seed, state.round, Stream.LOCAL), scale)
         w = self._matrix(state.round, k, seed)
         mixed = gossip({name: v.reshape(k, m, *v.shape[1:]) for name, v in new.items()}, w)
         mixed = {name: v.reshape(k * m, *v.shape[2:]) for name, v in mixed.items()}

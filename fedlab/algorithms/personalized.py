@@ -18,15 +18,15 @@ and the bottom decile of client accuracies (``History.curve(reduce="weighted" / 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from fedlab._rng import Stream, check_key
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
-from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, broadcast, check_model_data,
-                           evaluate, local_sgd, weighted_average)
+from fedlab.engine import (REDUCTIONS, ClientData, FederatedDataset, History, LocalSGD, OptimizerState, broadcast,
+                           check_model_data, evaluate, local_sgd, weighted_average)
 from fedlab.models import Model, Params, check_model, check_params
 from fedlab.algorithms.common import (BACKENDS, Participation, ServerState, check_data, check_participation, check_solver,
                                        check_weights, client_weights, evaluate_global, initial_params,
@@ -92,7 +92,7 @@ def history_scores(history: History, index: int = -1) -> dict[str, float]:
 
 
 def _one_step(solver: LocalSGD, lr: float | None = None, **changes) -> LocalSGD:
-    return LocalSGD(**{**solver.__dict__, "local_steps": 1, **({"lr": lr} if lr is not None else {}), **changes})
+    return replace(solver, local_steps=1, **({"lr": lr} if lr is not None else {}), **changes)
 
 
 def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *, key: tuple, epochs: float = 1.0,
@@ -100,7 +100,9 @@ def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *
     r"""Fine-tune a model on each client: :math:`\lceil \text{epochs}\cdot n_t / B\rceil` SGD steps on client :math:`t`.
 
     With ``solver.prox_mu > 0`` every step adds :math:`\mu(\theta - \theta^{start})`: the proximal term
-    stays anchored at the starting model (Ditto's and pFedMe's personalization of a new client).
+    stays anchored at the starting model (Ditto's and pFedMe's personalization of a new client). A solver with
+    ``epochs`` set fine-tunes as the authors' code does: ``epochs`` shuffled passes (a whole number) with one
+    optimizer throughout, its momentum kept from step to step.
 
     Parameters
     ----------
@@ -123,10 +125,16 @@ def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *
     """
     epochs = check_real("epochs", epochs, low=0, low_open=True)
     check_model_data(model, data)
-    check_solver(solver)
+    check_solver(solver, stateful=True)   # one fine-tuning: nothing to keep across rounds
     check_params(model, params, stacked=False)
     key = check_key(key)
     clients = np.arange(data.n_clients) if clients is None else _check_clients(clients, data.n_clients)
+    if solver.epochs is not None:
+        if epochs != int(epochs):
+            raise ValueError(f"epochs must be a whole number of passes when solver.epochs is set, got {epochs}.")
+        start = broadcast(params, len(clients))
+        tuned = replace(solver, epochs=int(epochs), keep_state=False, schedule=None)
+        return local_sgd(model, start, data, tuned, key=key, rows=clients, anchor=start, backend=backend)[0]
     steps = np.ceil(epochs * data.n[clients].cpu().numpy() / solver.batch_size).astype(int)
     current = {k: v.unsqueeze(0).repeat(len(clients), *([1] * v.dim())) for k, v in params.items()}
     start = {k: v.clone() for k, v in current.items()}
@@ -152,18 +160,20 @@ def _check_clients(clients, n_clients: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FineTuneState:
-    """Global model, rounds done, and the run's seed (fine-tuning draws its minibatches from it)."""
+    """Global model, rounds done, the run's seed (fine-tuning draws its minibatches from it) and, when the solver
+    keeps it, the clients' optimizer state."""
 
     params: Params
     round: int = 0
     seed: int = 0
+    optimizer: OptimizerState | None = None
 
     @classmethod
     def from_fedavg(cls, state: ServerState, seed: int) -> "FineTuneState":
         """A FedAvg run's state (its global model and rounds done) as FedAvg+'s, fine-tuning from ``seed``: FedAvg+
         trains as FedAvg, so one FedAvg run serves both."""
         check_type("state", state, ServerState)
-        return cls(state.params, state.round, check_int("seed", seed, low=0))
+        return cls(state.params, state.round, check_int("seed", seed, low=0), state.optimizer)
 
 
 class FedAvgPlus(FedAvg):
@@ -189,12 +199,11 @@ class FedAvgPlus(FedAvg):
             _one_step(solver, check_real("finetune_lr", finetune_lr, low=0, low_open=True))
 
     def init(self, data: FederatedDataset, seed: int) -> FineTuneState:
-        state = super().init(data, seed)
-        return FineTuneState(state.params, 0, seed)
+        return FineTuneState.from_fedavg(super().init(data, seed), seed)
 
     def round(self, state: FineTuneState, data: FederatedDataset, seed: int) -> tuple[FineTuneState, dict]:
-        new, info = super().round(ServerState(state.params, state.round), data, seed)
-        return FineTuneState(new.params, new.round, seed), info
+        new, info = super().round(ServerState(state.params, state.round, state.optimizer), data, seed)
+        return FineTuneState.from_fedavg(new, seed), info
 
     def personalize(self, state: FineTuneState, data: ClientData, seed: int | None = None) -> Params:
         """Each client's fine-tuned model, stacked ``(K, ...)``; minibatches from ``seed`` (default the run's)."""

@@ -336,6 +336,19 @@ CASES = [
                                                "round": Int(0, low=0)}, edge=("round",))
       for cls in ("ServerState", "ClientsState")],
     Case("fedlab.algorithms.common.check_solver", {"solver": solver_kind()}),
+    Case("fedlab.algorithms.common.population_optimizer", {
+        "solver": Obj(LocalSGD(lr=0.1, momentum=0.9, keep_state=True), extra=(w.model(), 3)),
+        "params": Obj(fresh(lambda: {k: v[0] for k, v in w.params(1).items()}), extra=({}, 3, [1.0])),
+        "n_rows": Int(3, low=1)}, edge=("n_rows",)),
+    Case("fedlab.algorithms.common.train_rows", {
+        "model": model_kind(also=("data", "params")), "solver": solver_kind(),
+        "params": params_kind(also=("state_rows",)), "data": clients_kind(also=("model",)),
+        "key": Obj((0, 1), extra=((-1, 0), 3)), "round_index": Int(0, low=0),
+        "optimizer": Obj(fresh(lambda: initial_optimizer_state(w.solver(), w.params())), optional=True,
+                         extra=(3,)),
+        "state_rows": Arr(np.arange(w.N_CLIENTS), ndim=1, integer=True, also=("params",),
+                          extra=(np.array([0, 1, 2, 99]), np.array([0.5, 1, 2, 3]))),
+    }, edge=("round_index",)),
     Case("fedlab.algorithms.common.check_weights", {"weights": Kind("size", extra=(BAD_TEXT, [0.5, 0.6], 3)),
                                                     "name": Fixed("weights")}),
     Case("fedlab.algorithms.common.check_data", {"model": model_kind(also=("data",)), "data": fed_kind(),
