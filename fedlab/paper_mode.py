@@ -21,7 +21,7 @@ from fedlab._validation import (check_bool, check_callable, check_choice, check_
 from fedlab.claims import Claim, show_claims
 from fedlab.data.federated import load_federated
 from fedlab.data.fetch import DATASETS, fetch_command, is_present
-from fedlab.engine import FederatedDataset, resolve_device, run
+from fedlab.engine import FederatedDataset, LocalSGD, resolve_device, run, solver_from_recipe
 from fedlab.experiments import sweep
 from fedlab.models import MLP, LinearModel, Model, char_lstm, cifar_cnn, femnist_cnn
 
@@ -88,7 +88,11 @@ DATA_SHAPES: dict[str, tuple[tuple[int, ...], int, int]] = {
 class PaperSetting:
     """One real-data experiment of a paper mode: our setting, and the paper's in words where it differs.
 
-    ``clients=None`` keeps every natural client; ``loader`` holds :func:`load_federated`'s options.
+    ``clients=None`` keeps every natural client; ``loader`` holds :func:`load_federated`'s options; ``recipe`` the
+    authors' local solver beyond step size, batch and local steps, as :class:`~fedlab.engine.LocalSGD` options
+    (``momentum``, ``weight_decay``, ``optimizer``, ``epochs``, ``keep_state``) and a ``schedule`` named as in the
+    authors' code: ``"multi_step"`` (÷10 at half and three quarters of the rounds), ``"sqrt"`` (1/√round) or
+    ``"cosine"``: :data:`fedlab.engine.SCHEDULES`). :meth:`solver` builds it.
     """
 
     dataset: str
@@ -101,6 +105,7 @@ class PaperSetting:
     seeds: int
     paper: str
     loader: dict = field(default_factory=dict)
+    recipe: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_choice("dataset", self.dataset, DATASETS)
@@ -110,6 +115,25 @@ class PaperSetting:
         if self.clients is not None:
             check_int("clients", self.clients, low=1)
         check_real("lr", self.lr, low=0, low_open=True)
+        self.solver()
+
+    def solver(self, lr: float | None = None, *, method: type | None = None) -> LocalSGD:
+        """The local solver: step size ``lr`` (default the setting's), batch, local steps and the ``recipe``
+        (:func:`fedlab.engine.solver_from_recipe`, which leaves out what ``method`` cannot keep)."""
+        return solver_from_recipe(self.recipe, lr=self.lr if lr is None else lr, local_steps=self.local_steps,
+                                  batch_size=self.batch_size, rounds=self.rounds, method=method)
+
+    def solver_text(self) -> str:
+        """The local solver in words, for the settings table."""
+        r = self.recipe
+        parts = [r.get("optimizer", "sgd").replace("sgd", "SGD").replace("adamw", "AdamW").replace("adam", "Adam")]
+        parts += [f"momentum {r['momentum']:g}"] if r.get("momentum") else []
+        parts += [f"weight decay {r['weight_decay']:g}"] if r.get("weight_decay") else []
+        parts.append(f"{r['epochs']} epoch(s) a round" if r.get("epochs") else f"{self.local_steps} step(s) a round")
+        parts.append({"multi_step": "÷10 at 1/2 and 3/4 of the rounds", "sqrt": "step ∝ 1/√round",
+                      "cosine": "cosine decay"}.get(r.get("schedule"), "constant step"))
+        parts += ["optimizer kept across rounds"] if r.get("keep_state") else []
+        return ", ".join(parts)
 
     def build_model(self) -> Model:
         return MODELS[self.model](DATA_SHAPES[self.dataset][1])
@@ -141,10 +165,10 @@ def settings_table(settings: Mapping[str, PaperSetting]) -> tuple[list[str], lis
     """``(header, rows)`` of a chapter's paper-mode settings, ours next to the paper's (for
     :func:`fedlab.tables.show_table`)."""
     check_type("settings", settings, Mapping)
-    header = ["experiment", "data set", "model", "clients", "rounds", "local steps", "batch", "lr", "seeds",
+    header = ["experiment", "data set", "model", "clients", "rounds", "batch", "lr", "local solver", "seeds",
               "the paper's setting"]
-    rows = [[name, s.dataset, s.model, "all" if s.clients is None else s.clients, s.rounds, s.local_steps,
-             s.batch_size, f"{s.lr:g}", s.seeds, s.paper]
+    rows = [[name, s.dataset, s.model, "all" if s.clients is None else s.clients, s.rounds, s.batch_size,
+             f"{s.lr:g}", s.solver_text(), s.seeds, s.paper]
             for name, s in ((n, check_type("settings", v, PaperSetting)) for n, v in settings.items())]
     return header, rows
 

@@ -237,10 +237,27 @@ def test_settings_table_puts_ours_next_to_the_papers():
     setting = PaperSetting("femnist", "femnist_cnn", None, 200, 1, 128, 0.1, 3, "FedEM: 200 rounds, 1 epoch")
     header, rows = settings_table({"Table 3.2, FEMNIST": setting})
     assert header[0] == "experiment" and header[-1] == "the paper's setting"
-    assert rows == [["Table 3.2, FEMNIST", "femnist", "femnist_cnn", "all", 200, 1, 128, "0.1", 3,
-                     "FedEM: 200 rounds, 1 epoch"]]
+    assert rows == [["Table 3.2, FEMNIST", "femnist", "femnist_cnn", "all", 200, 128, "0.1",
+                     "SGD, 1 step(s) a round, constant step", 3, "FedEM: 200 rounds, 1 epoch"]]
     with pytest.raises(TypeError, match="settings"):
         settings_table({"x": 3})
+
+
+def test_a_recipe_builds_the_authors_solver():
+    recipe = {"momentum": 0.9, "weight_decay": 5e-4, "epochs": 1, "schedule": "multi_step", "keep_state": True}
+    setting = PaperSetting("femnist", "femnist_cnn", None, 200, 1, 128, 0.1, 3, "", recipe=recipe)
+    solver = setting.solver(lr=0.03)
+    assert (solver.lr, solver.momentum, solver.epochs, solver.keep_state) == (0.03, 0.9, 1, True)
+    assert [solver.lr_at(t) for t in (99, 100, 150)] == pytest.approx([0.03, 0.003, 0.0003])
+    assert setting.solver_text() == ("SGD, momentum 0.9, weight decay 0.0005, 1 epoch(s) a round, ÷10 at 1/2 and 3/4 "
+                                     "of the rounds, optimizer kept across rounds")
+    adam = PaperSetting("femnist", "femnist_cnn", None, 9, 1, 128, 0.001, 1, "",
+                        recipe={"optimizer": "adam", "schedule": "sqrt", "keep_state": True})
+    assert adam.solver().lr_at(4) == pytest.approx(0.0005) and "Adam" in adam.solver_text()
+    with pytest.raises(ValueError, match="recipe takes"):
+        PaperSetting("femnist", "femnist_cnn", None, 9, 1, 128, 0.1, 1, "", recipe={"nesterov": True})
+    with pytest.raises(ValueError, match="schedule"):
+        PaperSetting("femnist", "femnist_cnn", None, 9, 1, 128, 0.1, 1, "", recipe={"schedule": "step"})
 
 
 def _record_run(*, setting, device, seed, point):

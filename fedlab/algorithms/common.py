@@ -56,8 +56,9 @@ class ClientsState:
         check_type("optimizer", self.optimizer, OptimizerState, optional=True)
 
 
-STATEFUL = "FedAvg, FedProx, FedAvg+, Local, Centralized and FedEM"
-"""The algorithms that keep their clients' optimizer state and follow a step-size schedule (:func:`train_rows`)."""
+STATEFUL = "FedAvg, FedProx, FedAvg+, Local, Centralized, decentralised SGD, FedEM and the availability methods"
+"""The algorithms that keep their clients' optimizer state and follow a step-size schedule (:func:`train_rows`):
+their class attribute ``keeps_optimizer_state`` is true."""
 
 
 def check_solver(solver, *, stateful: bool = False) -> LocalSGD:

@@ -40,9 +40,11 @@ class FedAvg:
     backend : {"auto", "batched", "loop"}
     """
 
+    keeps_optimizer_state = True
+
     def __init__(self, model: Model, solver: LocalSGD, *, participation: Participation = 1.0,
                  weights="size", backend: str = "auto") -> None:
-        self.model, self.solver = check_model(model), check_solver(solver, stateful=True)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=self.keeps_optimizer_state)
         self.participation = check_participation(participation)
         self.weights = check_weights(weights)
         self.backend = check_choice("backend", backend, BACKENDS)

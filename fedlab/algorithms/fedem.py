@@ -424,9 +424,11 @@ class FedEM:
     backend : {"auto", "batched", "loop"}
     """
 
+    keeps_optimizer_state = True
+
     def __init__(self, model: Model, solver: LocalSGD, *, n_components: int = 3, participation: Participation = 1.0,
                  weights="size", aggregation: str = "participants", pi_init="uniform", backend: str = "auto") -> None:
-        self.model, self.solver = check_model(model), check_solver(solver, stateful=True)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=self.keeps_optimizer_state)
         self.n_components = check_int("n_components", n_components, low=1)
         self.participation = check_participation(participation)
         self.weights = check_weights(weights)
@@ -549,9 +551,11 @@ class DFedEM(FedEM):
         of client objectives).
     """
 
+    keeps_optimizer_state = False    # the gossip mixes models, not their optimizers
+
     def __init__(self, model: Model, solver: LocalSGD, mixing_matrix: MixingSpec, *, n_components: int = 3,
                  weight_by_size: bool = False, pi_init="uniform", backend: str = "auto") -> None:
-        super().__init__(model, check_solver(solver), n_components=n_components, pi_init=pi_init, backend=backend)
+        super().__init__(model, solver, n_components=n_components, pi_init=pi_init, backend=backend)
         self.mixing_matrix = check_mixing(mixing_matrix)
         self.weight_by_size = check_bool("weight_by_size", weight_by_size)
 

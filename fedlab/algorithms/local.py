@@ -16,8 +16,10 @@ __all__ = ["Local", "Centralized"]
 class Local:
     """Every client trains its own model on its own data; no communication (a personalised baseline)."""
 
+    keeps_optimizer_state = True
+
     def __init__(self, model: Model, solver: LocalSGD, *, backend: str = "auto") -> None:
-        self.model, self.solver = check_model(model), check_solver(solver, stateful=True)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=self.keeps_optimizer_state)
         self.backend = check_choice("backend", backend, BACKENDS)
 
     def init(self, data: FederatedDataset, seed: int) -> ClientsState:
@@ -40,8 +42,10 @@ class Local:
 class Centralized:
     """SGD on the union of all clients' data: E steps per "round", one model evaluated on every client."""
 
+    keeps_optimizer_state = True
+
     def __init__(self, model: Model, solver: LocalSGD) -> None:
-        self.model, self.solver = check_model(model), check_solver(solver, stateful=True)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=self.keeps_optimizer_state)
 
     def init(self, data: FederatedDataset, seed: int) -> ServerState:
         check_data(self.model, data)

@@ -92,7 +92,8 @@ def history_scores(history: History, index: int = -1) -> dict[str, float]:
 
 
 def _one_step(solver: LocalSGD, lr: float | None = None, **changes) -> LocalSGD:
-    return replace(solver, local_steps=1, **({"lr": lr} if lr is not None else {}), **changes)
+    return replace(solver, local_steps=1, keep_state=False, schedule=None, **({"lr": lr} if lr is not None else {}),
+                   **changes)
 
 
 def finetune(model: Model, params: Params, data: ClientData, solver: LocalSGD, *, key: tuple, epochs: float = 1.0,

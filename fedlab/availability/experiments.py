@@ -120,6 +120,7 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
                      n_clients: int = 24, layout: str = "code3", lr: float | None = None, local_steps: int = 5,
                      batch_size: int = 32, server_lr: float = 1.0, weight_decay: float = 1e-2,
                      momentum: float = 0.0, server_momentum: float = 0.0, server_weight_decay: float = 0.0,
+                     keep_state: bool = False,
                      f3ast_k: int | None = None, estimator: str = "oracle", t_prior: int = 0,
                      heterogeneity: float = 0.5, split: str = "client", nu: float = 0.9, eval_every: int = 1,
                      seed: int = 0) -> dict:
@@ -143,6 +144,9 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     server_momentum, server_weight_decay : float
         The server optimiser's momentum and weight decay (0: the plain update (2.16); the authors' code: 0.9 and
         1e-2, see :data:`AUTHORS_OPTIMIZER`).
+    keep_state : bool
+        Each client keeps its local optimizer (its momentum buffer) from one round in which it trains to the next,
+        as the authors' code does (full mode).
     f3ast_k : int or None
         F3AST's clients per round (default N/4).
     estimator : {"oracle", "bayes"}
@@ -177,7 +181,7 @@ def run_availability(*, dataset: str = "leaf", method: str = "cafed", kappa2: fl
     lr = DEFAULT_LR[dataset] if lr is None else lr
     model = LinearModel(data.train.feature_shape[0], 10)
     solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size, weight_decay=weight_decay,
-                      momentum=momentum)
+                      momentum=momentum, keep_state=keep_state)
     algo = _method(method, model, solver, trace, population, server_lr=server_lr, kappa2=kappa2,
                    estimator=estimator, prior_trace=prior_trace, f3ast_k=f3ast_k, server_momentum=server_momentum,
                    server_weight_decay=server_weight_decay)

@@ -22,7 +22,7 @@ size of round t is ``lr * schedule(t)``: :class:`MultiStepLR`, :class:`InverseSq
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -35,7 +35,7 @@ from fedlab.models import Model, Params, check_param_dict, check_params
 from fedlab.engine.population import ClientData, check_model_data
 
 __all__ = ["LocalSGD", "OPTIMIZERS", "MultiStepLR", "InverseSqrtLR", "CosineLR", "OptimizerState", "LocalResult",
-           "initial_optimizer_state", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "draw_epochs", "local_train", "local_sgd",
+           "SCHEDULES", "RECIPE_OPTIONS", "solver_from_recipe", "initial_optimizer_state", "DivergenceError", "PARAMETER_NORM_LIMIT", "draw_batches", "draw_epochs", "local_train", "local_sgd",
            "BACKENDS"]
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -219,6 +219,40 @@ def initial_optimizer_state(solver: LocalSGD, params: Params) -> OptimizerState:
                           torch.zeros(rows, dtype=torch.long, device=next(iter(params.values())).device))
 
 
+SCHEDULES: dict[str, Callable[[int], Callable[[int], float]]] = {
+    "multi_step": lambda rounds: MultiStepLR(tuple(sorted({max(1, rounds // 2), max(1, 3 * (rounds // 4))}))),
+    "sqrt": lambda rounds: InverseSqrtLR(),
+    "cosine": lambda rounds: CosineLR(rounds),
+}
+"""The authors' step-size schedules by their code's names, built for a number of rounds: ``multi_step`` divides
+the step by 10 at half and three quarters of the rounds, ``sqrt`` is :class:`InverseSqrtLR`."""
+RECIPE_OPTIONS = frozenset({"momentum", "weight_decay", "optimizer", "epochs", "keep_state", "schedule"})
+"""What a recipe (:func:`solver_from_recipe`) may set."""
+
+
+def solver_from_recipe(recipe, *, lr: float, local_steps: int = 1, batch_size: int = 32, rounds: int,
+                       method: type | None = None) -> LocalSGD:
+    """The local solver of a training recipe: ``recipe`` maps :data:`RECIPE_OPTIONS` to values (JSON-ready; the
+    ``schedule`` by its name in :data:`SCHEDULES`, built for ``rounds``). For an algorithm class ``method`` that
+    cannot keep its optimizer across rounds (its ``keeps_optimizer_state`` is false) the kept state and the
+    schedule are left out."""
+    recipe = dict(check_type("recipe", recipe, dict))
+    unknown = sorted(set(recipe) - RECIPE_OPTIONS)
+    if unknown:
+        raise ValueError(f"recipe takes {sorted(RECIPE_OPTIONS)}, got {unknown}.")
+    schedule = recipe.pop("schedule", None)
+    if schedule is not None:
+        recipe["schedule"] = SCHEDULES[check_choice("recipe['schedule']", schedule, SCHEDULES)](
+            check_int("rounds", rounds, low=1))
+    if method is not None and not getattr(check_type("method", method, type), "keeps_optimizer_state", False):
+        recipe.update(keep_state=False, schedule=None)
+    plain = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+    try:
+        return replace(plain, **recipe)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"recipe: {err}") from None
+
+
 class LocalResult(NamedTuple):
     """What :func:`local_train` returns: the rows' parameters, their mean minibatch loss (float64) and their
     optimizer state (for ``keep_state``)."""
@@ -276,7 +310,7 @@ def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None)
     """The rows' optimizer state as working tensors (copies, updated in place by :func:`_step`)."""
     state = initial_optimizer_state(solver, params) if state is None else state
     return {"moments": {k: [m[n].clone() for n in params] for k, m in state.moments.items()},
-            "steps": state.steps.clone()}
+            "steps": state.steps.clone(), "fresh": bool((state.steps == 0).any())}
 
 
 def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
@@ -292,8 +326,11 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
         if solver.optimizer == "sgd":
             if solver.momentum:
                 buf = work["moments"]["buf"][i]
-                first = _rows_view(work["steps"] == 1, p, stacked)
-                g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
+                if work["fresh"]:       # some row takes its first step: its buffer starts at its gradient
+                    first = _rows_view(work["steps"] == 1, p, stacked)
+                    g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
+                else:
+                    g = buf.mul_(solver.momentum).add_(g)
             p.sub_(lr * g)
         else:
             _adam(p, g, work, i, solver, lr, stacked)
@@ -349,16 +386,21 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
     theta = {k: v.detach().clone() for k, v in params.items()}
     work = _start_state(solver, theta, state)
     total = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
+    step_active = None if valid is None else valid.any(-1)                # (R, S): the rows each step trains
+    n_active = [len(rows)] * shape[1] if valid is None else step_active.sum(0).tolist()
     for e in range(shape[1]):
-        active = None if valid is None else valid[:, e].any(-1)
-        if active is not None and not bool(active.any()):
+        if n_active[e] == 0:
             continue
-        before = None if active is None or bool(active.all()) else _snapshot(theta, work)
+        active = None if n_active[e] == len(rows) else step_active[:, e]
+        before = None if active is None else _snapshot(theta, work)
         per_row, grads = model.loss_and_grad_stacked(theta, xb[:, e], yb[:, e], None if wb is None else wb[:, e])
         _step(theta, grads, work, anchor, solver, lr, stacked=True)
-        if before is not None:
+        if active is None:
+            work["fresh"] = False
+            total += per_row
+        else:
             _keep_inactive(theta, work, before, active)
-        total += per_row if active is None else per_row * active
+            total += per_row * active
     return LocalResult(theta, total / _steps_taken(valid, shape), _state_of(work, theta))
 
 
@@ -398,7 +440,7 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
         theta = {k: v[r].detach().clone() for k, v in params.items()}
         anchor_r = None if anchor is None else {k: v[r] for k, v in anchor.items()}
         work = {"moments": {k: [t[r] for t in m] for k, m in start["moments"].items()},
-                "steps": start["steps"][r]}
+                "steps": start["steps"][r], "fresh": bool(start["steps"][r] == 0)}
         for e in range(idx.shape[1]):
             batch = idx[r, e] if valid is None else idx[r, e][valid[r, e]]
             if len(batch) == 0:
@@ -411,6 +453,7 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
             grads = torch.autograd.grad(loss, list(leaf.values()))
             theta = {k: v.detach() for k, v in leaf.items()}
             _step(theta, grads, work, anchor_r, solver, lr, stacked=False)
+            work["fresh"] = False
             losses_out[r] += loss.detach()
         out_rows.append(theta)
     stacked = {k: torch.stack([t[k] for t in out_rows]) for k in params}
@@ -520,6 +563,11 @@ def local_sgd(model: Model, params: Params, data: ClientData, solver: LocalSGD, 
     The optimizer state starts at zero (a round's momentum restarts) and the step size is ``solver.lr``; an
     algorithm that keeps the state or follows a schedule calls :func:`local_train`.
     """
+    check_type("solver", solver, LocalSGD)
+    if solver.keep_state or solver.schedule is not None:
+        raise ValueError("solver.keep_state and solver.schedule need the round and the rows' optimizer state: "
+                         "local_sgd starts a fresh optimizer at the solver's lr (use local_train), got "
+                         f"keep_state={solver.keep_state}, schedule={solver.schedule!r}.")
     result = local_train(model, params, data, solver, key=key, rows=rows, sample_weight=sample_weight,
                          anchor=anchor, backend=backend)
     return result.params, result.local_loss

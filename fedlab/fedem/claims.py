@@ -193,6 +193,8 @@ def _toy_and_em(c: ClaimBuilder, results: Mapping) -> None:
 def _table_3_2(c: ClaimBuilder, results: Mapping, setting: str) -> None:
     """Table 3.2's Synthetic cells on the reference generator, the corrected generator's values as notes."""
     paper, tail = PAPER_TABLE_3_2["Synthetic"], 100 * _real(results, "constant_tail")
+    solver = _at(results, "setting").get("table_solver")
+    setting += f"; local solver: {solver}" if solver else ""
     for key, col, what in (("average", 0, "average"), ("bottom_decile", 1, "bottom decile")):
         for method, label in TABLE_LABELS.items():
             bug, fix = _pct(results, "synthetic_bug", method, key), _pct(results, "synthetic", method, key)

@@ -21,7 +21,7 @@ from fedlab._validation import check_array, check_bool, check_choice, check_int,
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.data import MixtureDataset, make_dataset
-from fedlab.engine import LocalSGD, run
+from fedlab.engine import LocalSGD, run, solver_from_recipe
 from fedlab.models import LinearModel, Model
 
 __all__ = [
@@ -71,10 +71,15 @@ def build_method(name: str, model: Model, solver: LocalSGD, **options: Any):
 
 
 def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: float, local_steps: int,
-                 batch_size: int, eval_every: int | None = None, **options: Any):
-    """Build and run a method on a :class:`~fedlab.engine.FederatedDataset`; returns ``(algorithm, state, history)``."""
-    solver = LocalSGD(lr=lr, local_steps=local_steps, batch_size=batch_size)
+                 batch_size: int, eval_every: int | None = None, recipe: dict | None = None, **options: Any):
+    """Build and run a method on a :class:`~fedlab.engine.FederatedDataset`; returns ``(algorithm, state, history)``.
+
+    ``recipe`` (e.g. :data:`fedlab.fedem.published.AUTHORS_RECIPE`) adds the authors' local solver
+    (:func:`fedlab.engine.solver_from_recipe`); without it the solver is plain SGD with ``local_steps`` draws."""
+    check_choice("method", name, PRESETS)
     rounds = check_int("rounds", rounds, low=0)
+    solver = solver_from_recipe(recipe or {}, lr=lr, local_steps=local_steps, batch_size=batch_size,
+                                rounds=max(rounds, 1), method=PRESETS[name].cls)
     if eval_every is not None:
         check_int("eval_every", eval_every, low=1)
     alg = build_method(name, model, solver, **options)
@@ -85,12 +90,14 @@ def train_method(name: str, data, model: Model, *, seed: int, rounds: int, lr: f
 
 def _training(kw: dict) -> dict:
     """The shared budget with the caller's overrides, checked (names and values)."""
-    unknown = sorted(set(kw) - set(TRAINING) - {"eval_every"})
+    unknown = sorted(set(kw) - set(TRAINING) - {"eval_every", "recipe"})
     if unknown:
-        raise TypeError(f"unknown training options {unknown}; the options are {sorted(TRAINING)} and eval_every.")
+        raise TypeError(f"unknown training options {unknown}; the options are {sorted(TRAINING)}, eval_every and "
+                        "recipe.")
     cfg = {**TRAINING, **kw}
-    LocalSGD(lr=cfg["lr"], local_steps=cfg["local_steps"], batch_size=cfg["batch_size"])
     check_int("rounds", cfg["rounds"], low=0)
+    solver_from_recipe(cfg.get("recipe") or {}, lr=cfg["lr"], local_steps=cfg["local_steps"],
+                       batch_size=cfg["batch_size"], rounds=max(cfg["rounds"], 1))
     if cfg.get("eval_every") is not None:
         check_int("eval_every", cfg["eval_every"], low=1)
     return cfg

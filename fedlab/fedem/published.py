@@ -10,7 +10,8 @@ labels (personalization spec §10.1): :func:`fedlab.fedem.data.make_synthetic_mi
 from __future__ import annotations
 
 __all__ = ["PAPER_TABLE_3_2", "PAPER_TABLE_3_3", "PAPER_TABLE_5", "PAPER_TABLE_6", "PAPER_TABLE_6_BEST",
-           "PAPER_TABLE_7", "PAPER_PI_ENTROPY", "PAPER_SYNTHETIC"]
+           "PAPER_TABLE_7", "PAPER_PI_ENTROPY", "PAPER_SYNTHETIC",
+           "AUTHORS_RECIPE", "AUTHORS_SYNTHETIC_TRAINING"]
 
 PAPER_TABLE_3_2 = {  # average / bottom decile, %
     "FEMNIST": {"Local": (71.0, 57.5), "FedAvg": (78.6, 63.9), "FedProx": (78.9, 64.0), "FedAvg+": (75.3, 53.0),
@@ -91,3 +92,12 @@ clients."""
 
 PAPER_SYNTHETIC = {"n_clients": 300, "dim": 150, "n_components": 3, "rounds": 200, "n_test": 5000}
 """The paper's synthetic setting (§3.5.6 and the reference code's run command, spec §10.1)."""
+
+AUTHORS_RECIPE = {"momentum": 0.9, "weight_decay": 5e-4, "epochs": 1, "schedule": "multi_step", "keep_state": True}
+"""The FedEM code's local solver (``utils/optim.py``, ``get_optimizer("sgd")`` and ``get_lr_scheduler("multi_step")``):
+SGD with momentum 0.9 and weight decay 5e-4, kept by each client from round to round; one epoch a round; the step
+divided by 10 at half and three quarters of the rounds (:func:`fedlab.engine.solver_from_recipe`)."""
+
+AUTHORS_SYNTHETIC_TRAINING = {"rounds": 200, "batch_size": 128, "lr": 0.1, "local_steps": 1}
+"""The training budget of the code's runs on the synthetic data: 200 rounds, batch 128. The repository states no
+synthetic step size; 0.1 is our choice (the code's grid of step sizes for the other data sets spans 0.001-0.1)."""

@@ -4,8 +4,10 @@ Settings (:data:`SETTINGS`) follow thesis §3.5.6 and the FedEM code's run scrip
 (Dirichlet α = 0.4), CIFAR-100 over 100 clients (Pachinko α = 0.4, β = 10), 10 % of EMNIST over 100 clients
 (Dirichlet α = 0.4), 15 % of the FEMNIST writers, every Shakespeare role; 200 rounds (80 for Shakespeare) of one
 local epoch with batch 128, full participation, the step size of each method from the authors' scripts
-(:data:`LEARNING_RATES`), M = 3. Where we differ (the from-scratch CNN for MobileNet-v2, no step-size decay,
-TFF's files) the setting's ``paper`` text says so.
+(:data:`LEARNING_RATES`), M = 3, and the code's local solver (:data:`fedlab.fedem.published.AUTHORS_RECIPE`:
+momentum and weight decay kept by each client across rounds, ÷10 at rounds 100 and 150; Clustered FL, pFedMe,
+APFL and D-FedEM, which the engine runs with a fresh optimizer each round, keep a constant step). Where we differ (the from-scratch CNN for
+MobileNet-v2, TFF's files) the setting's ``paper`` text says so.
 
 What is checked (:func:`fedlab.fedem.claims.paper_claims`):
 
@@ -27,10 +29,11 @@ import numpy as np
 
 from fedlab._validation import check_int, check_type
 from fedlab.algorithms.personalized import FedAvgPlus, FineTuneState, history_scores, protocol_scores
-from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.engine import FederatedDataset, run
 from fedlab.engine.device import resolve_device
 from fedlab.fedem.algorithms import PRESETS
 from fedlab.fedem.experiments import erdos_renyi_mixing
+from fedlab.fedem.published import AUTHORS_RECIPE
 from fedlab.paper_mode import (PaperSetting, check_settings, seconds_per_round, setting_from_dict, stand_in_data,
                                sweep_seed_means)
 
@@ -72,48 +75,48 @@ PARTICIPATION = {"cifar10_sampling": 0.2, "cifar100_sampling": 0.2}
 _MOBILENET = ("the thesis fine-tunes an ImageNet-pretrained MobileNet-v2 (plus a linear layer); we train the "
               "McMahan CIFAR CNN from scratch (the pretrained weights are a download we do not make), so absolute "
               "accuracies are expected lower")
-_SCHEDULE = "the code divides the step size by 10 at rounds 100 and 150; our solver keeps it constant"
-_COMMON = "batch 128, one local epoch per round (local_steps = mean local training size / 128), M = 3, seed 1234"
+_COMMON = "batch 128, one local epoch per round, M = 3, seed 1234"
 
 SETTINGS: dict[str, PaperSetting] = {
     "femnist": PaperSetting(
         "femnist", "femnist_cnn", 510, 200, 2, 128, 0.03, 1,
         "§3.5.6: FEMNIST, 15 % of the LEAF writers (the paper reports 359 clients, FedEM issue #2), their "
         "60/20/20 split, CNN of [Red+21], 200 rounds, " + _COMMON + ". Ours: 510 = 15 % of TFF's 3,400 writers "
-        "with TFF's train/test split; " + _SCHEDULE + "."),
+        "with TFF's train/test split.", recipe=AUTHORS_RECIPE),
     "emnist": PaperSetting(
         "emnist", "femnist_cnn", 100, 200, 5, 128, 0.05, 1,
         "§3.5.6: 10 % of EMNIST (byclass, 62 classes), Dirichlet α = 0.4 over 100 clients, 80/20 split per "
         "client, the FEMNIST CNN, 200 rounds, " + _COMMON + ". Ours: the same (a random 10 % of the training "
-        "images); " + _SCHEDULE + ".",
-        loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2, "data_fraction": 0.1}),
+        "images); " + ".",
+        loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2, "data_fraction": 0.1},
+        recipe=AUTHORS_RECIPE),
     "cifar10": PaperSetting(
         "cifar10", "cifar_cnn", 80, 200, 4, 128, 0.03, 1,
         "§3.5.6: CIFAR-10 (60,000 images) over 80 clients, Dirichlet α = 0.4 within 3 label groups, 80/20 split, "
         "200 rounds, " + _COMMON + ". Ours: the 50,000 training images, per-label Dirichlet α = 0.4; " + _MOBILENET
-        + "; " + _SCHEDULE + ".", loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2}),
+        + ".", loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2}, recipe=AUTHORS_RECIPE),
     "cifar100": PaperSetting(
         "cifar100", "cifar_cnn", 100, 200, 4, 128, 0.01, 1,
         "§3.5.6: CIFAR-100 over 100 clients (600 images each), Pachinko α = 0.4, β = 10, 200 rounds, " + _COMMON
-        + ". Ours: the 50,000 training images (500 each); " + _MOBILENET + "; " + _SCHEDULE + ".",
-        loader={"scheme": "pachinko", "alpha": 0.4, "beta": 10.0, "test_fraction": 0.2}),
+        + ". Ours: the 50,000 training images (500 each); " + _MOBILENET + ".",
+        loader={"scheme": "pachinko", "alpha": 0.4, "beta": 10.0, "test_fraction": 0.2}, recipe=AUTHORS_RECIPE),
     "shakespeare": PaperSetting(
         "shakespeare", "char_lstm", None, 80, 1, 128, 0.05, 1,
         "§3.5.6: every role with ≥ 2 sentences, 2-layer LSTM (256) on 8-d character embeddings, inputs of 200 "
         "characters at every position, 80 rounds, " + _COMMON + ". Ours: TFF's roles, non-overlapping "
         "200-character windows (every position would need ~10 GB of padded tensors), roles with < 2 windows "
-        "dropped; no per-character loss weights (the code's table); " + _SCHEDULE + ".",
-        loader={"seq_len": 200, "stride": 200, "min_samples": 2}),
+        "dropped; no per-character loss weights (the code's table); " + ".",
+        loader={"seq_len": 200, "stride": 200, "min_samples": 2}, recipe=AUTHORS_RECIPE),
     "cifar10_sampling": PaperSetting(
         "cifar10", "cifar_cnn", 80, 1200, 4, 128, 0.03, 3,
         "App. E.14, Table 7: CIFAR-10 as in Table 3.2 with 20 % of the clients sampled per round, 1200 rounds, "
         "3 runs (mean ± std). Ours: as our cifar10 setting with 20 % sampling; " + _MOBILENET + ".",
-        loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2}),
+        loader={"scheme": "dirichlet", "alpha": 0.4, "test_fraction": 0.2}, recipe=AUTHORS_RECIPE),
     "cifar100_sampling": PaperSetting(
         "cifar100", "cifar_cnn", 100, 1200, 4, 128, 0.01, 3,
         "App. E.14, Table 7: CIFAR-100 with 20 % client sampling, 1200 rounds, 3 runs. Ours: as our cifar100 "
         "setting with 20 % sampling; " + _MOBILENET + ".",
-        loader={"scheme": "pachinko", "alpha": 0.4, "beta": 10.0, "test_fraction": 0.2}),
+        loader={"scheme": "pachinko", "alpha": 0.4, "beta": 10.0, "test_fraction": 0.2}, recipe=AUTHORS_RECIPE),
 }
 """One :class:`~fedlab.paper_mode.PaperSetting` per real-data experiment; ``lr`` is FedEM's (others:
 :data:`LEARNING_RATES`)."""
@@ -142,7 +145,7 @@ def _lr(method: str, setting: PaperSetting) -> float:
 
 
 def _build(method: str, setting: PaperSetting, participation: float = 1.0, **extra: Any):
-    solver = LocalSGD(lr=_lr(method, setting), local_steps=setting.local_steps, batch_size=setting.batch_size)
+    solver = setting.solver(_lr(method, setting), method=PRESETS[method].cls)
     return PRESETS[method](setting.build_model(), solver, **_options(method, setting.dataset, participation), **extra)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.algorithms.fedavg import FedAvg
-from fedlab.engine import REDUCTIONS, FederatedDataset, LocalSGD, broadcast, evaluate, run
+from fedlab.engine import REDUCTIONS, FederatedDataset, LocalSGD, broadcast, evaluate, run, solver_from_recipe
 from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore,
                                       accuracy_grid, check_grid, client_features, param_count, personalize)
 from fedlab.knnper.data import SplitFederation, digits_split, old_and_new_clients, shifted_splits, shrink_clients
@@ -95,11 +95,14 @@ def _solver(lr: float, local_steps: int, batch_size: int) -> LocalSGD:
 
 
 def train_global(data: FederatedDataset, *, rounds: int, seed: int, lr: float = 10 ** -0.5, local_steps: int = 5,
-                 batch_size: int = 16, hidden: Sequence[int] = DIGITS_HIDDEN, checkpoints: Sequence[int] = ()):
-    """FedAvg's global model on ``data.train``; returns ``(params, seconds, {round: params})`` for the checkpoints."""
+                 batch_size: int = 16, hidden: Sequence[int] = DIGITS_HIDDEN, checkpoints: Sequence[int] = (),
+                 recipe: dict | None = None):
+    """FedAvg's global model on ``data.train`` (with the ``recipe``'s local solver, when given); returns ``(params,
+    seconds, {round: params})`` for the checkpoints."""
     model = digits_model(hidden)
-    alg = FedAvg(model, _solver(lr, local_steps, batch_size))
-    check_int("rounds", rounds, low=0)
+    rounds = check_int("rounds", rounds, low=0)
+    alg = FedAvg(model, solver_from_recipe(check_type("recipe", recipe, dict, optional=True) or {}, lr=lr,
+                                           local_steps=local_steps, batch_size=batch_size, rounds=max(rounds, 1)))
     saved: dict[int, Params] = {}
     marks = set(_rounds("checkpoints", checkpoints, low=0, nonempty=False))
 
@@ -155,9 +158,12 @@ LR_GRID = (10 ** -0.5, 10 ** -1.0, 10 ** -1.5)
 
 
 def _fit(name: str, fed: FederatedDataset, *, lr: float, rounds: int, local_steps: int, batch_size: int, seed: int,
-         **kwargs):
-    """Train one engine method; returns ``(algorithm, state, train_seconds)``."""
-    alg = PRESETS[name](digits_model(), _solver(lr, local_steps, batch_size), **_overrides(**kwargs).get(name, {}))
+         recipe: dict | None = None, **kwargs):
+    """Train one engine method (with the ``recipe``'s local solver, :func:`fedlab.engine.solver_from_recipe`);
+    returns ``(algorithm, state, train_seconds)``."""
+    solver = solver_from_recipe(recipe or {}, lr=lr, local_steps=local_steps, batch_size=batch_size,
+                                rounds=max(rounds, 1), method=PRESETS[name].cls)
+    alg = PRESETS[name](digits_model(), solver, **_overrides(**kwargs).get(name, {}))
     start = time.perf_counter()
     state, _ = run(alg, fed, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
     return alg, state, time.perf_counter() - start
@@ -178,7 +184,7 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
                     lr_grid: Sequence[float] | None = None, local_steps: int = 5, batch_size: int = 16,
                     methods: Sequence[str] = tuple(CHAPTER_METHODS), k: int = 10, sigma: float = 1.0,
                     finetune_epochs: float = 1.0, ditto_lam: float = 0.1, apfl_alpha: float = 0.5,
-                    n_components: int = 3, seed: int = 0) -> dict:
+                    n_components: int = 3, seed: int = 0, recipe: dict | None = None) -> dict:
     r"""kNN-Per against the chapter's baselines on one digits split (thesis Table 3.5 protocol).
 
     Every engine method is trained on train ∪ validation and scored on the test sets. With ``lr_grid``
@@ -187,7 +193,8 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     validation with a global model trained on the train parts (at FedAvg's step size), then uses the
     FedAvg model trained on train ∪ validation with a datastore of train ∪ validation (thesis: "retrain
     on the concatenation"); so kNN-Per with :math:`\lambda = 0` is exactly the FedAvg row. Ditto's
-    penalty and APFL's α are fixed (the thesis tunes them too).
+    penalty and APFL's α are fixed (the thesis tunes them too). ``recipe`` (e.g.
+    :data:`fedlab.knnper.real_data.AUTHORS_RECIPE`) gives every method the authors' local solver.
 
     Returns
     -------
@@ -213,7 +220,8 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     fed = split.federated(with_validation=True)
     model = digits_model()
     n_test = split.test.n.numpy()
-    common = dict(rounds=rounds, local_steps=local_steps, batch_size=batch_size, seed=seed)
+    recipe = check_type("recipe", recipe, dict, optional=True)
+    common = dict(rounds=rounds, local_steps=local_steps, batch_size=batch_size, seed=seed, recipe=recipe)
     extra = dict(finetune_epochs=finetune_epochs, ditto_lam=ditto_lam, apfl_alpha=apfl_alpha,
                  n_components=n_components)
     out: dict = {"methods": {}, "n_train": fed.train.n.tolist(), "n_test": n_test.tolist(),

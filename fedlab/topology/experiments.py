@@ -220,7 +220,7 @@ def _same_mixing(a, b) -> bool:
 def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDataset, *, rounds: int, lr: float,
                    names=TRAINED_OVERLAYS, batch_size: int = 32, seed: int = 0, eval_every: int = 1,
                    schedules: dict | None = None, model: Model | None = None, backend: str = "batched",
-                   device=None) -> dict:
+                   device=None, recipe: Mapping | None = None) -> dict:
     r"""Train DPASGD (2.2) on each overlay and put every round on the network's wall clock.
 
     Each overlay trains the same model from the same seed with :math:`s` = ``params.local_steps``
@@ -255,6 +255,9 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
         The engine's local-training path.
     device : str or torch.device, optional
         Where to train (:func:`fedlab.engine.resolve_device`).
+    recipe : mapping, optional
+        More options of the local solver (:class:`~fedlab.engine.LocalSGD`), e.g. the authors' Adam with its
+        1/√round decay and its moments kept across rounds (paper mode).
 
     Returns
     -------
@@ -274,7 +277,8 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
     batch_size, eval_every = check_int("batch_size", batch_size, low=1), check_int("eval_every", eval_every, low=1)
     check_int("seed", seed, low=0)
     model = check_model(model) if model is not None else None
-    solver = LocalSGD(lr, local_steps=max(params.local_steps, 1), batch_size=batch_size)
+    recipe = dict(check_type("recipe", recipe, Mapping, optional=True) or {})
+    solver = LocalSGD(lr, local_steps=max(params.local_steps, 1), batch_size=batch_size, **recipe)
     if any(name.startswith("matcha") for name in names):
         schedules = matcha_schedules(conn) if schedules is None else check_type("schedules", schedules, dict)
     out, trained = {"tau_ms": {}, "curves": {}}, []

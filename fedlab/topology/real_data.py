@@ -18,7 +18,7 @@ import numpy as np
 
 from fedlab._rng import Stream, numpy_rng
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.engine import FederatedDataset, LocalSGD
+from fedlab.engine import FederatedDataset
 from fedlab.mixing import local_degree_weights
 from fedlab.data.federated import group_clients, load_federated
 from fedlab.paper_mode import PaperSetting, check_settings, seconds_per_round, stand_in_data, sweep_settings
@@ -28,7 +28,8 @@ from fedlab.topology.experiments import TRAINED_OVERLAYS, TRAINING_METRICS, trai
 from fedlab.topology.data import connectivity_graph, load_network
 from fedlab.topology.overlays import OVERLAYS
 
-__all__ = ["DATASETS", "NETWORK", "ACCESS_BPS", "WRITERS_PER_SILO", "SETTINGS", "writers_per_silo", "silo_data",
+__all__ = ["DATASETS", "NETWORK", "ACCESS_BPS", "AUTHORS_RECIPE", "WRITERS_PER_SILO", "SETTINGS", "writers_per_silo",
+           "silo_data",
            "topology_paper_run", "run_paper", "expected_seconds"]
 
 DATASETS: tuple[str, ...] = ("femnist", "shakespeare")
@@ -39,21 +40,30 @@ WRITERS_PER_SILO = (5.0, 1.5)
 """Mean and standard deviation of the log-normal number of natural clients per silo (§2.1.4.3)."""
 _COMMON = ("AWS NA (22 silos), 1 Gbps core, 100 Mbps access, s = 1; each silo a log-normal number of LEAF users "
            "(mean 5, std 1.5), 20 % of LEAF's samples, 80/20 split; Adam with lr 0.001 decaying as 1/sqrt(round). Ours: "
-           "TFF's users and their train/test split, every sample of a silo's users, plain SGD with a constant step "
-           "(the engine has no Adam), one seed. ")
+           "TFF's users and their train/test split, every sample of a silo's users, the same Adam (each silo keeps "
+           "its moments), one seed. ")
+AUTHORS_RECIPE = {"optimizer": "adam", "schedule": "sqrt", "keep_state": True}
+"""The topology code's local solver: Adam, step size ∝ 1/√round, each silo's optimizer kept across rounds."""
 
 SETTINGS: dict[str, PaperSetting] = {
     "femnist": PaperSetting(
-        "femnist", "femnist_cnn", 22, rounds=1000, local_steps=1, batch_size=128, lr=0.05, seeds=1,
+        "femnist", "femnist_cnn", 22, rounds=1000, local_steps=1, batch_size=128, lr=0.001, seeds=1,
         paper=_COMMON + "FEMNIST: a LeNet-like CNN (2 conv, max-pool, 2 FC), batch 128. Ours: the FEMNIST CNN of "
-                        "[Red+21], SGD step 0.05 (as LEAF's CNN runs), 1000 rounds (the thesis does not state them)."),
+                        "[Red+21], 1000 rounds (the thesis does not state them).", recipe=AUTHORS_RECIPE),
     "shakespeare": PaperSetting(
-        "shakespeare", "char_lstm", 22, rounds=1000, local_steps=1, batch_size=512, lr=0.8, seeds=1,
+        "shakespeare", "char_lstm", 22, rounds=1000, local_steps=1, batch_size=512, lr=0.001, seeds=1,
         paper=_COMMON + "Shakespeare: 200-character inputs, 16-d embedding, 2 stacked GRUs of 256 units, batch 512. "
                         "Ours: 80-character windows at every position (LEAF's task), the 2-layer LSTM (256) on 8-d "
-                        "embeddings, SGD step 0.8 (LEAF's), 1000 rounds.",
-        loader={"seq_len": 80, "stride": 1}),
+                        "embeddings, 1000 rounds.",
+        loader={"seq_len": 80, "stride": 1}, recipe=AUTHORS_RECIPE),
 }
+
+
+def _recipe_options(setting: PaperSetting) -> dict:
+    """The setting's recipe as options of :func:`~fedlab.topology.experiments.train_overlays`' solver."""
+    solver = setting.solver()
+    return {k: getattr(solver, k) for k in ("optimizer", "momentum", "weight_decay", "epochs", "schedule",
+                                             "keep_state")}
 
 
 def _check_setting(setting, name: str = "setting") -> PaperSetting:
@@ -103,7 +113,7 @@ def topology_paper_run(*, setting: Mapping, seed: int = 0, device=None) -> dict:
     params = preset_params(setting.dataset, access_bps=ACCESS_BPS, local_steps=setting.local_steps)
     out = train_overlays(conn, params, data, rounds=setting.rounds, lr=setting.lr, batch_size=setting.batch_size,
                          seed=seed, eval_every=max(1, setting.rounds // 50), model=setting.build_model(),
-                         backend="auto", device=device)
+                         backend="auto", device=device, recipe=_recipe_options(setting))
     out["silo_samples"] = (data.train.n + data.test.n).tolist()
     return out
 
@@ -141,7 +151,7 @@ def expected_seconds(device=None, settings: Mapping | None = None) -> dict[str, 
     for name, setting in check_settings(settings, SETTINGS, _check_setting).items():
         params = preset_params(setting.dataset, access_bps=ACCESS_BPS)
         mixing = local_degree_weights(OVERLAYS["ring"](conn, params))
-        algorithm = AveragedDPASGD(setting.build_model(), LocalSGD(setting.lr, batch_size=setting.batch_size), mixing)
+        algorithm = AveragedDPASGD(setting.build_model(), setting.solver(), mixing)
         per_round = seconds_per_round(algorithm, stand_in_data(setting, n_clients=conn.n), device=device)
         out[name] = per_round * setting.rounds * len(TRAINED_OVERLAYS) * setting.seeds
     return out

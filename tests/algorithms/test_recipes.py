@@ -126,3 +126,14 @@ def test_fedavg_plus_fine_tunes_with_one_optimizer_over_shuffled_passes(fed):
 def test_algorithms_that_cannot_keep_the_state_refuse_it(build):
     with pytest.raises(ValueError, match="solver.keep_state and solver.schedule need an algorithm"):
         build(MLP(5, (4,), 3), RECIPE)
+
+
+def test_decentralized_sgd_keeps_each_silos_adam(fed):
+    """DPASGD with the topology code's recipe: every silo keeps its Adam moments; the step decays as 1/sqrt(round)."""
+    from fedlab.algorithms import DecentralizedSGD
+    from fedlab.engine import InverseSqrtLR
+
+    solver = LocalSGD(lr=0.01, batch_size=4, optimizer="adam", schedule=InverseSqrtLR(), keep_state=True)
+    state, _ = run(DecentralizedSGD(MLP(5, (4,), 3), solver, np.full((4, 4), 0.25)), fed, rounds=3, seed=0,
+                   progress=False)
+    assert state.optimizer.steps.tolist() == [3, 3, 3, 3] and set(state.optimizer.moments) == {"m", "v"}

@@ -355,3 +355,15 @@ def test_server_momentum_and_weight_decay(setup):
         Unbiased(model, solver, server_momentum=1.0, **kw)
     with pytest.raises(ValueError, match="server_weight_decay"):
         Unbiased(model, solver, server_weight_decay=-1.0, **kw)
+
+
+def test_clients_keep_their_optimizer_across_the_rounds_they_train_in(setup):
+    """With the authors' solver (momentum kept), a client's optimizer counts the steps of every round it trained in."""
+    data, pop, trace, model, solver, kw = setup
+    keep = replace(solver, momentum=0.9, keep_state=True)
+    state, hist = _run(CAFed(model, keep, kappa2=1.0, **kw), data)
+    trained = np.zeros(N_CLIENTS, int)
+    for entry in hist.log:
+        trained[entry["trained"]] += 1
+    assert state.optimizer.steps.tolist() == (trained * keep.local_steps).tolist() and trained.sum() > 0
+    assert _run(CAFed(model, solver, kappa2=1.0, **kw), data)[0].optimizer is None

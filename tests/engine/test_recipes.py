@@ -167,3 +167,20 @@ def test_a_state_of_another_optimizer_is_refused(setup):
     with pytest.raises(ValueError, match="optimizer_state must hold"):
         local_train(model, params, data, LocalSGD(lr=0.1, optimizer="adam"), key=(0, 0, 0),
                     optimizer_state=sgd_state)
+
+
+def test_a_recipe_names_the_authors_schedule_and_leaves_out_what_an_algorithm_cannot_keep():
+    from fedlab.algorithms import APFL, FedAvg
+    from fedlab.engine import solver_from_recipe
+
+    recipe = {"momentum": 0.9, "weight_decay": 5e-4, "epochs": 1, "schedule": "multi_step", "keep_state": True}
+    solver = solver_from_recipe(recipe, lr=0.1, batch_size=128, rounds=200, method=FedAvg)
+    assert solver.keep_state and solver.schedule == MultiStepLR((100, 150)) and solver.epochs == 1
+    plain = solver_from_recipe(recipe, lr=0.1, batch_size=128, rounds=200, method=APFL)
+    assert not plain.keep_state and plain.schedule is None and plain.momentum == 0.9
+    assert solver_from_recipe({"schedule": "sqrt"}, lr=0.1, rounds=5).schedule == InverseSqrtLR()
+    assert solver_from_recipe({}, lr=0.1, rounds=5) == LocalSGD(lr=0.1)
+    with pytest.raises(ValueError, match=r"recipe: momentum"):
+        solver_from_recipe({"momentum": 2.0}, lr=0.1, rounds=5)
+    with pytest.raises(ValueError, match="recipe takes"):
+        solver_from_recipe({"nesterov": True}, lr=0.1, rounds=5)

@@ -156,3 +156,17 @@ def test_real_data_tables_are_complete():
         best = row["FedEM"][0] > max(v[0] for k, v in row.items() if k != "FedEM")
         assert best == P.PAPER_TABLE_6_BEST[name]
     assert sum(P.PAPER_TABLE_6_BEST.values()) == 3
+
+
+def test_train_method_runs_the_authors_recipe():
+    """With the recipe, FedAvg's clients keep their optimizer; Clustered FL gets the plain solver of the same step."""
+    from fedlab.fedem.published import AUTHORS_RECIPE
+
+    data = X.make_dataset("synthetic", 0, n_clients=4, dim=5, n_min=20, n_max=30, n_test=10)
+    fed, model = data.federated(), X.model_for(data)
+    alg, state, _ = X.train_method("fedavg", fed, model, seed=0, rounds=2, lr=0.1, local_steps=1, batch_size=8,
+                                   recipe=AUTHORS_RECIPE)
+    assert alg.solver.keep_state and alg.solver.epochs == 1 and state.optimizer is not None
+    clustered, _, _ = X.train_method("clustered", fed, model, seed=0, rounds=2, lr=0.1, local_steps=1, batch_size=8,
+                                     recipe=AUTHORS_RECIPE)
+    assert not clustered.solver.keep_state and clustered.solver.momentum == 0.9

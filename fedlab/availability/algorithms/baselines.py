@@ -40,10 +40,10 @@ import torch
 from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.availability.data import AvailabilityEstimator, check_priors, trace_participation
-from fedlab.engine import FederatedDataset, LocalSGD, broadcast, local_sgd
+from fedlab.engine import FederatedDataset, LocalSGD, OptimizerState, broadcast
 from fedlab.models import Model, Params, check_model
 from fedlab.algorithms.common import (check_data, check_solver, check_weights, client_weights, evaluate_global,
-                                       initial_params, sample_participants)
+                                       initial_params, population_optimizer, sample_participants, train_rows)
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
            "F3AST"]
@@ -51,7 +51,8 @@ __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvaila
 
 @dataclass(frozen=True, eq=False)
 class AvailabilityState:
-    """Global model, rounds done, availability estimator and (CA-Fed) loss estimates."""
+    """Global model, rounds done, availability estimator, (CA-Fed) loss estimates, the server's momentum buffer and,
+    when the solver keeps it, the clients' optimizer state."""
 
     params: Params
     round: int = 0
@@ -59,6 +60,7 @@ class AvailabilityState:
     f_hat: np.ndarray | None = None
     f_star: np.ndarray | None = None
     server_buffer: Params | None = None
+    optimizer: OptimizerState | None = None
 
 
 class AvailabilityAlgorithm(abc.ABC):
@@ -92,10 +94,12 @@ class AvailabilityAlgorithm(abc.ABC):
         Local-SGD path; ``batched`` (default) is deterministic to the bit.
     """
 
+    keeps_optimizer_state = True
+
     def __init__(self, model: Model, solver: LocalSGD, *, participation, pi=None, lam=None, alpha="size",
                  server_lr: float = 1.0, server_momentum: float = 0.0, server_weight_decay: float = 0.0,
                  estimator: str = "oracle", prior_trace=None, prior=(1.0, 1.0), backend: str = "batched") -> None:
-        self.model, self.solver = check_model(model), check_solver(solver)
+        self.model, self.solver = check_model(model), check_solver(solver, stateful=self.keeps_optimizer_state)
         if isinstance(participation, np.ndarray):
             if participation.dtype != bool or participation.ndim != 2 or 0 in participation.shape:
                 raise ValueError(f"participation must be a bool trace (T, N), got {participation.dtype} "
@@ -150,7 +154,8 @@ class AvailabilityAlgorithm(abc.ABC):
         est = AvailabilityEstimator.empty(n, prior=self.prior)
         if self.prior_trace is not None:
             est = est.observe_trace(self.prior_trace)
-        return AvailabilityState(initial_params(self.model, seed), 0, est)
+        params = initial_params(self.model, seed)
+        return AvailabilityState(params, 0, est, optimizer=population_optimizer(self.solver, params, n))
 
     @abc.abstractmethod
     def weights(self, state: AvailabilityState, data: FederatedDataset, mask: np.ndarray, pi_hat: np.ndarray,
@@ -168,10 +173,13 @@ class AvailabilityAlgorithm(abc.ABC):
         q = np.where(mask, q, 0.0)
         trained = np.flatnonzero(q > 0)
         params, buffer, local_loss = state.params, state.server_buffer, float("nan")
+        optimizer = state.optimizer
         if len(trained):
             start = broadcast(state.params, len(trained))
-            new, loss = local_sgd(self.model, start, data.train, self.solver, key=(seed, state.round, Stream.LOCAL),
-                                  rows=trained, backend=self.backend)
+            new, loss, optimizer = train_rows(self.model, self.solver, start, data.train,
+                                              key=(seed, state.round, Stream.LOCAL), round_index=state.round,
+                                              optimizer=state.optimizer, state_rows=trained, rows=trained,
+                                              backend=self.backend)
             if self.server_momentum or self.server_weight_decay:
                 params, buffer = self._server_step(state, q[trained], {k: new[k] - start[k] for k in new})
             else:
@@ -182,7 +190,7 @@ class AvailabilityAlgorithm(abc.ABC):
         info = {"active": active.tolist(), "trained": trained.tolist(), "weights": q.tolist(),
                 "local_loss": local_loss, **info}
         return replace(state, params=params, round=state.round + 1, estimator=est, server_buffer=buffer,
-                       **updates), info
+                       optimizer=optimizer, **updates), info
 
     def _server_step(self, state: AvailabilityState, q: np.ndarray, deltas: Params) -> tuple[Params, Params]:
         """Server SGD with momentum and weight decay on the pseudo-gradient (module docstring)."""
