@@ -271,6 +271,14 @@ class Claim:
         return _BY_KIND.get(self.kind, {}).get(judged, judged)
 
     @property
+    def agrees(self) -> bool | None:
+        """Whether the measurement agrees with the claim's statement: True for reproduced, consistent and erratum
+        confirmed, False for not reproduced and inconsistent, None when undecided (inconclusive, direction only,
+        not run)."""
+        return {"reproduced": True, "consistent": True, "erratum confirmed": True, "not reproduced": False,
+                "inconsistent": False}.get(self.verdict)
+
+    @property
     def seeds_needed(self) -> int | None:
         """For an inconclusive claim over seeds: about how many seeds (same spread) would decide, else ``None``.
 

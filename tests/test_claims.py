@@ -60,6 +60,8 @@ def claim(**kw):
 ])
 def test_verdicts_follow_the_rule(kw, verdict):
     assert claim(**kw).verdict == verdict
+    assert claim(**kw).agrees is {"reproduced": True, "consistent": True, "erratum confirmed": True,
+                                  "not reproduced": False, "inconsistent": False}.get(verdict)
     assert set(VERDICTS) >= {verdict} and set(RULES) == {"tolerance", "direction", "qualitative"}
     assert KINDS == ("experiment", "analytic", "consistency", "erratum") and SCALES == ("smoke", "full", "paper")
 
