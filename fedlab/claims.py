@@ -55,7 +55,8 @@ from fedlab._validation import check_bool, check_choice, check_int, check_path, 
 from fedlab.tables import markdown_table, mean_interval, t_critical
 
 __all__ = ["RULES", "KINDS", "SCALES", "VERDICTS", "MIME_TYPE", "Claim", "ClaimBuilder", "tally", "tally_by_kind",
-           "claims_table", "summary", "show_claims", "save_claims", "load_claims", "result_at"]
+           "claims_table", "summary", "show_claims", "save_claims", "load_claims", "result_at",
+           "check_results"]
 
 RULES = ("tolerance", "direction", "qualitative")
 KINDS = ("experiment", "analytic", "consistency", "erratum")
@@ -427,6 +428,15 @@ def result_at(results: Any, *path: Any, keys: Mapping | None = None) -> Any:
             raise ValueError(f"{where} is missing{what}.")
         node = node[key]
     return node
+
+
+def check_results(results: Any, keys: Mapping) -> Mapping:
+    """``results`` when it is a mapping holding every key of ``keys`` (key -> what it holds), else an error naming
+    the first missing key (:func:`result_at`)."""
+    check_type("results", results, Mapping)
+    for key in check_type("keys", keys, Mapping):
+        result_at(results, key, keys=keys)
+    return results
 
 
 def _check_claims(claims: Any) -> list[Claim]:

@@ -126,7 +126,7 @@ class PaperSetting:
     def solver_text(self) -> str:
         """The local solver in words, for the settings table."""
         r = self.recipe
-        parts = [r.get("optimizer", "sgd").replace("sgd", "SGD").replace("adamw", "AdamW").replace("adam", "Adam")]
+        parts = [{"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[r.get("optimizer", "sgd")]]
         parts += [f"momentum {r['momentum']:g}"] if r.get("momentum") else []
         parts += [f"weight decay {r['weight_decay']:g}"] if r.get("weight_decay") else []
         parts.append(f"{r['epochs']} epoch(s) a round" if r.get("epochs") else f"{self.local_steps} step(s) a round")

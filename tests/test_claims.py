@@ -187,3 +187,14 @@ def test_a_statement_has_one_paper_value():
         with pytest.raises(ValueError, match=re.escape(message)):
             check(conflicting)
     assert tally([claim(paper=80.0), claim(chapter="01_topology", paper=75.0, measured=76.0)])["reproduced"] == 2
+
+
+def test_check_results_names_the_missing_key_and_what_it_holds():
+    from fedlab.claims import check_results
+
+    results = {"runs": {}}
+    assert check_results(results, {"runs": "the runs"}) is results
+    with pytest.raises(ValueError, match=r"results\['lrs'\] is missing: the step grid"):
+        check_results(results, {"runs": "the runs", "lrs": "the step grid"})
+    with pytest.raises(TypeError, match="results"):
+        check_results([("runs", 1)], {"runs": "the runs"})

@@ -20,13 +20,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from fedlab._validation import check_choice, check_type
+from fedlab._validation import check_type
 from fedlab.availability.experiments import seed_values
 from fedlab.availability.published import (CHI2_COUNTEREXAMPLE, CHI2_MIDPOINT_EXCESS, FIG_2_11_GAIN,
                                            FIG_2_12A_GAIN_AT_40, FIG_2_12A_GAIN_AT_500, FIG_2_13_GAIN, FIG_2_15D_GAIN,
                                            SLOWEST_HITTING_TIME)
 from fedlab.availability.real_data import DATASETS, TABLE_METHODS
-from fedlab.claims import SCALES, Claim, ClaimBuilder, result_at
+from fedlab.claims import Claim, ClaimBuilder, check_results, result_at
 from fedlab.paper_mode import not_run_why
 
 __all__ = ["CHAPTER", "TOLERANCE_PP", "RESULT_KEYS", "chapter_claims", "paper_claims"]
@@ -88,10 +88,7 @@ def _spread(values) -> str:
 
 def chapter_claims(results: Mapping, *, scale: str) -> list[Claim]:
     """The chapter's claims from notebook 02's results (keys: :data:`RESULT_KEYS`), measured at ``scale``."""
-    check_type("results", results, Mapping)
-    check_choice("scale", scale, SCALES)
-    for key in RESULT_KEYS:
-        _get(results, key)
+    check_results(results, RESULT_KEYS)
     c = ClaimBuilder(CHAPTER, scale)
     _fig_2_11(c, results)
     _fig_2_12(c, results)

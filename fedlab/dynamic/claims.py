@@ -23,8 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from fedlab._validation import check_choice, check_type
-from fedlab.claims import SCALES, Claim, ClaimBuilder, result_at
+from fedlab.claims import Claim, ClaimBuilder, check_results, result_at
 from fedlab.dynamic.published import FIG_1B_DRIFT, FIG_1B_OPTIMAL_STEP, FIG_1_SETTING, THEOREM_1_EXPONENTS
 from fedlab.tables import loglog_slope
 
@@ -86,10 +85,7 @@ def _db(values) -> str:
 
 def chapter_claims(results: Mapping, *, scale: str) -> list[Claim]:
     """The chapter's claims from notebook 08's results (keys: :data:`RESULT_KEYS`), measured at ``scale``."""
-    check_type("results", results, Mapping)
-    check_choice("scale", scale, SCALES)
-    for key in RESULT_KEYS:
-        _get(results, key)
+    check_results(results, RESULT_KEYS)
     c = ClaimBuilder(CHAPTER, scale)
     _theorem_1(c, results)
     _fig_1b(c, results)

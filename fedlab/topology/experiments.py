@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 
 from fedlab._validation import check_choice, check_int, check_real, check_type
-from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.engine import FederatedDataset, LocalSGD, run, solver_from_recipe
 from fedlab.mixing import exact_average, local_degree_weights
 from fedlab.models import LinearModel, Model, check_model
 from fedlab.topology.algorithms import AveragedDPASGD
@@ -220,7 +220,7 @@ def _same_mixing(a, b) -> bool:
 def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDataset, *, rounds: int, lr: float,
                    names=TRAINED_OVERLAYS, batch_size: int = 32, seed: int = 0, eval_every: int = 1,
                    schedules: dict | None = None, model: Model | None = None, backend: str = "batched",
-                   device=None, recipe: Mapping | None = None) -> dict:
+                   device=None, recipe: dict | None = None) -> dict:
     r"""Train DPASGD (2.2) on each overlay and put every round on the network's wall clock.
 
     Each overlay trains the same model from the same seed with :math:`s` = ``params.local_steps``
@@ -255,9 +255,9 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
         The engine's local-training path.
     device : str or torch.device, optional
         Where to train (:func:`fedlab.engine.resolve_device`).
-    recipe : mapping, optional
-        More options of the local solver (:class:`~fedlab.engine.LocalSGD`), e.g. the authors' Adam with its
-        1/√round decay and its moments kept across rounds (paper mode).
+    recipe : dict, optional
+        The local solver's training recipe (:func:`fedlab.engine.solver_from_recipe`), e.g. the authors' Adam with
+        its 1/√round decay and its moments kept across rounds (paper mode).
 
     Returns
     -------
@@ -277,8 +277,8 @@ def train_overlays(conn: Connectivity, params: DelayParams, data: FederatedDatas
     batch_size, eval_every = check_int("batch_size", batch_size, low=1), check_int("eval_every", eval_every, low=1)
     check_int("seed", seed, low=0)
     model = check_model(model) if model is not None else None
-    recipe = dict(check_type("recipe", recipe, Mapping, optional=True) or {})
-    solver = LocalSGD(lr, local_steps=max(params.local_steps, 1), batch_size=batch_size, **recipe)
+    solver = solver_from_recipe(check_type("recipe", recipe, dict, optional=True) or {}, lr=lr,
+                                local_steps=max(params.local_steps, 1), batch_size=batch_size, rounds=rounds)
     if any(name.startswith("matcha") for name in names):
         schedules = matcha_schedules(conn) if schedules is None else check_type("schedules", schedules, dict)
     out, trained = {"tau_ms": {}, "curves": {}}, []

@@ -59,13 +59,6 @@ SETTINGS: dict[str, PaperSetting] = {
 }
 
 
-def _recipe_options(setting: PaperSetting) -> dict:
-    """The setting's recipe as options of :func:`~fedlab.topology.experiments.train_overlays`' solver."""
-    solver = setting.solver()
-    return {k: getattr(solver, k) for k in ("optimizer", "momentum", "weight_decay", "epochs", "schedule",
-                                             "keep_state")}
-
-
 def _check_setting(setting, name: str = "setting") -> PaperSetting:
     setting = check_type(name, setting, PaperSetting)
     check_choice(f"{name}.dataset", setting.dataset, DATASETS)
@@ -113,7 +106,7 @@ def topology_paper_run(*, setting: Mapping, seed: int = 0, device=None) -> dict:
     params = preset_params(setting.dataset, access_bps=ACCESS_BPS, local_steps=setting.local_steps)
     out = train_overlays(conn, params, data, rounds=setting.rounds, lr=setting.lr, batch_size=setting.batch_size,
                          seed=seed, eval_every=max(1, setting.rounds // 50), model=setting.build_model(),
-                         backend="auto", device=device, recipe=_recipe_options(setting))
+                         backend="auto", device=device, recipe=setting.recipe)
     out["silo_samples"] = (data.train.n + data.test.n).tolist()
     return out
 

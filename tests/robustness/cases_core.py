@@ -636,6 +636,8 @@ CASES = [
       for name in ("tally", "tally_by_kind", "claims_table", "summary")],
     Case("fedlab.claims.result_at", {"results": Obj({"a": {"b": 1}}, extra=(3, {}, {"a": 3}, {"a": {}}))},
          fn=lambda results: __import__("fedlab.claims", fromlist=["x"]).result_at(results, "a", "b")),
+    Case("fedlab.claims.check_results", {"results": Obj({"a": 1}, extra=(3, {}, [("a", 1)])),
+                                         "keys": Obj({"a": "a number"}, extra=(3,))}),
     Case("fedlab.claims.ClaimBuilder", {"chapter": Kind("03_fedem", extra=(3,)), "scale": Choice("smoke")}),
     Case("fedlab.claims.show_claims", {"claims": Obj([], extra=([3],))}),
     Case("fedlab.claims.save_claims", {"claims": Obj([], extra=([3],)),
