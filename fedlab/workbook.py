@@ -35,6 +35,7 @@ from string import Template
 
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, Claim, save_claims, tally_by_kind
+from fedlab.exercises import REFERENCE_ENV
 from fedlab.headlines import MARK as HEADLINE_MARK
 from fedlab.headlines import MIME_TYPE as HEADLINES_MIME
 from fedlab.headlines import Headline, compare_headlines
@@ -509,6 +510,7 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     build.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
+    os.environ.setdefault(REFERENCE_ENV, "1")   # exercise checkers check their reference answers (fedlab.exercises)
     if mode != "smoke":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
         os.environ.setdefault("FEDLAB_RESULTS", str(ROOT / "results"))
 

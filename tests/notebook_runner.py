@@ -16,13 +16,15 @@ import sys
 import time
 from pathlib import Path
 
+REFERENCE_ENV = "FEDLAB_REFERENCE_ANSWERS"   # fedlab.exercises.REFERENCE_ENV (this runner imports nothing of fedlab)
+
 
 def execute_isolated(path: Path, out: Path, *, parameters: dict | None = None, cell_timeout: int = 120,
                      timeout: int = 300, env: dict | None = None) -> float:
     """Execute ``path`` into ``out`` in a subprocess (``env`` added to its environment; ``parameters`` assigned after
     the cell tagged ``parameters``); return the wall time in seconds."""
     cmd = [sys.executable, __file__, str(path), str(out), str(cell_timeout), json.dumps(parameters or {})]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1", **(env or {})}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1", REFERENCE_ENV: "1", **(env or {})}
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
