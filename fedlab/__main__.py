@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--build", default="build", help="output folder (default: build)")
     run.add_argument("--update-headlines", action="store_true",
                      help="store each notebook's headline numbers in the notebook (what the tests compare); smoke mode")
+    run.add_argument("--record", action="store_true",
+                     help="full mode: store each notebook's claims and headlines under records/full/ (the report's "
+                          "full-scale verdicts)")
     sub.add_parser("list", help="list the notebooks in reading order")
     data = sub.add_parser("data", help="the real data sets of paper mode: fetch them once, list what is present")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -66,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         run.error(f"argument {str(err).rstrip('.')}")
     if args.update_headlines and args.mode != "smoke":
         run.error("argument --update-headlines: stores the smoke mode's headlines; drop --mode or use --mode smoke")
+    if args.record and args.mode != "full":
+        run.error("argument --record: stores the full mode's verdicts; add --mode full")
     results = run_workbook(mode=args.mode, only=args.only, build=args.build, jobs=args.jobs, timeout=args.timeout,
-                           update_headlines=args.update_headlines)
+                           update_headlines=args.update_headlines, record=args.record)
     failed = [r for r in results if r.status == "failed"]
     for r in results:
         if r.status == "data absent":

@@ -27,3 +27,11 @@ def test_a_fedlab_data_file_stops_the_command_line_in_one_line(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert done.stderr.startswith(f"fedlab data fetch: error: FEDLAB_DATA must name a folder, got "
                                   f"'{tmp_path / 'a_file'}', which is a file")
+
+
+def test_record_needs_the_full_mode(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--only", "00_primer", "--record"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "argument --record: stores the full mode's verdicts; add --mode full" in err
