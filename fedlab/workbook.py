@@ -36,6 +36,7 @@ from string import Template
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, Claim, save_claims, tally_by_kind
 from fedlab.exercises import REFERENCE_ENV
+from fedlab.records import FOLDER as RECORDS, make_record, write_record
 from fedlab.headlines import MARK as HEADLINE_MARK
 from fedlab.headlines import MIME_TYPE as HEADLINES_MIME
 from fedlab.headlines import Headline, compare_headlines
@@ -493,15 +494,20 @@ def build_report(results: list[NotebookResult], build: Path, mode: str) -> tuple
 
 def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | os.PathLike = ROOT / "build",
                  jobs: int | None = None, timeout: int = 900, notebooks: str | os.PathLike = ROOT / "notebooks",
-                 update_headlines: bool = False, echo=print) -> list[NotebookResult]:
+                 update_headlines: bool = False, record: bool = False, records_folder: str | os.PathLike = RECORDS,
+                 echo=print) -> list[NotebookResult]:
     """Execute the notebooks (``jobs`` at a time), build the report and print the scoreboard.
 
     Every argument is checked, and the notebooks found, before anything is created. ``update_headlines`` (default
-    mode only) stores each successful notebook's headlines in the notebook (:func:`store_headlines`).
+    mode only) stores each successful notebook's headlines in the notebook (:func:`store_headlines`); ``record``
+    (full mode only) stores each successful notebook's claims and headlines in ``records_folder``
+    (:mod:`fedlab.records`).
     """
     check_choice("mode", mode, MODES)
     if update_headlines and mode != "smoke":
         raise ValueError(f"update_headlines stores the default (smoke) mode's headlines; got mode={mode!r}.")
+    if record and mode != "full":
+        raise ValueError(f"record stores the full mode's verdicts; got mode={mode!r}.")
     jobs = check_int("jobs", jobs if jobs is not None else (os.cpu_count() or 1), low=1)
     check_int("timeout", timeout, low=1)
     paths = [p.resolve() for p in find_notebooks(notebooks, only, paper=mode == "paper")]
@@ -527,6 +533,12 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
         for r, path in zip(results, paths):
             if r.status == "ok" and store_headlines(path, build / path.name):
                 echo(f"stored the new headlines of {path.name}")
+    if record:
+        for r, path in zip(results, paths):
+            if r.status == "ok":
+                saved = write_record(make_record(path, mode=mode, seconds=r.seconds, claims=r.claims,
+                                                 headlines=r.headline), records_folder)
+                echo(f"recorded {path.name} in {saved}")
     echo("\nSummary (claims by verdict)")
     for line in scoreboard_lines(results):
         echo(line)
