@@ -9,6 +9,7 @@ from fedlab.engine.local import (BACKENDS, OPTIMIZERS, PARAMETER_NORM_LIMIT, Cos
                                  solver_from_recipe)
 from fedlab.engine.population import ClientData, FederatedDataset, check_model_data
 from fedlab.engine.runner import LOSS_GROWTH_LIMIT, ORDERS, Algorithm, run
+from fedlab.engine.replicas import lockstep, run_replicas
 
 __all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "OPTIMIZERS", "MultiStepLR",
            "InverseSqrtLR", "CosineLR", "OptimizerState", "LocalResult", "initial_optimizer_state", "local_train",
@@ -16,4 +17,4 @@ __all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "OP
            "local_sgd", "draw_batches", "draw_epochs", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
-           "Algorithm", "ORDERS", "run", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device"]
+           "Algorithm", "ORDERS", "run", "lockstep", "run_replicas", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device"]

@@ -21,6 +21,7 @@ size of round t is ``lr * schedule(t)``: :class:`MultiStepLR`, :class:`InverseSq
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
@@ -205,6 +206,13 @@ class OptimizerState:
         steps[idx] = part.steps
         return OptimizerState(moments, steps)
 
+    @classmethod
+    def concat(cls, states: Sequence["OptimizerState"]) -> "OptimizerState":
+        """The rows of ``states`` one after the other (the inverse of :meth:`select` on consecutive ranges)."""
+        first = states[0]
+        return cls({k: {n: torch.cat([s.moments[k][n] for s in states]) for n in m} for k, m in first.moments.items()},
+                   torch.cat([s.steps for s in states]))
+
     def to(self, device) -> "OptimizerState":
         return OptimizerState({k: {n: t.to(device) for n, t in m.items()} for k, m in self.moments.items()},
                               self.steps.to(device))
@@ -307,15 +315,32 @@ def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> 
 
 
 def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None) -> dict:
-    """The rows' optimizer state as working tensors (copies, updated in place by :func:`_step`)."""
+    """The rows' optimizer state as working tensors (copies, updated in place by :func:`_step`), and ``"scratch"``,
+    where :func:`_step` writes each parameter's scaled step.
+
+    SGD without momentum reads and writes no buffer: its buffers are not copied but handed on unchanged in ``"held"``
+    (the starting state's, or zeros broadcast from one element), and only the step counts are working copies."""
+    scratch = [None] * len(params)
+    if solver.optimizer == "sgd" and not solver.momentum:
+        first = next(iter(params.values()))
+        if state is None:
+            held = {"buf": [torch.zeros((), dtype=p.dtype, device=p.device).expand(p.shape) for p in params.values()]}
+            steps = torch.zeros(first.shape[0], dtype=torch.long, device=first.device)
+        else:
+            held, steps = {k: [m[n] for n in params] for k, m in state.moments.items()}, state.steps.clone()
+        return {"moments": {}, "held": held, "steps": steps, "fresh": bool((steps == 0).any()), "scratch": scratch}
     state = initial_optimizer_state(solver, params) if state is None else state
     return {"moments": {k: [m[n].clone() for n in params] for k, m in state.moments.items()},
-            "steps": state.steps.clone(), "fresh": bool((state.steps == 0).any())}
+            "steps": state.steps.clone(), "fresh": bool((state.steps == 0).any()), "scratch": scratch}
 
 
 def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
           lr: float, stacked: bool) -> None:
-    """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``."""
+    """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``.
+
+    SGD's step ``lr * g`` is written into ``work["scratch"]``, made at the first step and reused by the next ones
+    (``p.sub_(lr * g)``'s rounding without its temporary per step; ``p.add_(g, alpha=-lr)`` would fuse the
+    multiply-add and round differently)."""
     work["steps"] += 1
     for i, (name, p) in enumerate(theta.items()):
         g = grads[i]
@@ -331,11 +356,18 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
                     g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
                 else:
                     g = buf.mul_(solver.momentum).add_(g)
-            p.sub_(lr * g)
+            p.sub_(_scaled(g, lr, work["scratch"], i))
         else:
             _adam(p, g, work, i, solver, lr, stacked)
     if solver.radius is not None:
         _project(theta, solver.radius, stacked)
+
+
+def _scaled(g: Tensor, lr: float, scratch: list, i: int) -> Tensor:
+    """``lr * g`` written into ``scratch[i]`` (allocated like ``g`` when missing or of another shape)."""
+    if scratch[i] is None or scratch[i].shape != g.shape:
+        scratch[i] = torch.empty_like(g)
+    return torch.mul(g, lr, out=scratch[i])
 
 
 def _adam(p: Tensor, g: Tensor, work: dict, i: int, solver: LocalSGD, lr: float, stacked: bool) -> None:
@@ -426,37 +458,38 @@ def _steps_taken(valid: Tensor | None, shape: tuple) -> Tensor | float:
 
 
 def _state_of(work: dict, theta: Params) -> OptimizerState:
-    return OptimizerState({k: dict(zip(theta, m)) for k, m in work["moments"].items()}, work["steps"])
+    moments = {**work.get("held", {}), **work["moments"]}
+    return OptimizerState({k: dict(zip(theta, m)) for k, m in moments.items()}, work["steps"])
 
 
 def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
           weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
           state: OptimizerState | None) -> LocalResult:
-    """The reference path: one client after another, the same maths as :func:`_batched`."""
-    out_rows = []
+    """The reference path: one client after another, the same maths as :func:`_batched`. Each row trains in place in
+    its row of the stacked result (nothing to stack afterwards), and its steps reuse one set of step buffers."""
+    stacked = {k: torch.empty(v.shape, dtype=v.dtype, device=v.device) for k, v in params.items()}
     losses_out = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
     start = _start_state(solver, params, state)
     for r, c in enumerate(rows.tolist()):
-        theta = {k: v[r].detach().clone() for k, v in params.items()}
+        theta = {k: v[r] for k, v in stacked.items()}
+        for k, p in theta.items():
+            p.copy_(params[k][r].detach())
         anchor_r = None if anchor is None else {k: v[r] for k, v in anchor.items()}
         work = {"moments": {k: [t[r] for t in m] for k, m in start["moments"].items()},
-                "steps": start["steps"][r], "fresh": bool(start["steps"][r] == 0)}
+                "steps": start["steps"][r], "fresh": bool(start["steps"][r] == 0), "scratch": start["scratch"]}
         for e in range(idx.shape[1]):
             batch = idx[r, e] if valid is None else idx[r, e][valid[r, e]]
             if len(batch) == 0:
                 continue
-            leaf = {k: v.requires_grad_(True) for k, v in theta.items()}
+            leaf = {k: v.detach().requires_grad_(True) for k, v in theta.items()}
             losses = model.per_sample_loss(model.forward(leaf, data.x[c][batch]), data.y[c][batch])
             if weight is not None:
                 losses = losses * weight[r][batch]
             loss = losses.mean()
             grads = torch.autograd.grad(loss, list(leaf.values()))
-            theta = {k: v.detach() for k, v in leaf.items()}
             _step(theta, grads, work, anchor_r, solver, lr, stacked=False)
             work["fresh"] = False
             losses_out[r] += loss.detach()
-        out_rows.append(theta)
-    stacked = {k: torch.stack([t[k] for t in out_rows]) for k in params}
     return LocalResult(stacked, losses_out / _steps_taken(valid, idx.shape), _state_of(start, stacked))
 
 
@@ -517,14 +550,45 @@ def local_train(model: Model, params: Params, data: ClientData, solver: LocalSGD
     anchor = anchor if solver.prox_mu else None
     if solver.prox_mu and anchor is None:
         anchor = {k: v.detach().clone() for k, v in params.items()}
+    job = LocalJob(model, params, data, rows_t, idx, valid, weight, solver, anchor, lr, optimizer_state, backend)
+    submit = getattr(JOB_HOOK, "submit", None)   # set in the threads of fedlab.engine.replicas.lockstep
+    return submit(job) if submit is not None else execute(job)
+
+
+class LocalJob(NamedTuple):
+    """One validated :func:`local_train` call, minibatches drawn: what a backend needs."""
+
+    model: Model
+    params: Params
+    data: ClientData
+    rows: Tensor
+    idx: Tensor
+    valid: Tensor | None
+    weight: Tensor | None
+    solver: LocalSGD
+    anchor: Params | None
+    lr: float
+    optimizer_state: OptimizerState | None
+    backend: str
+
+
+JOB_HOOK = threading.local()
+"""``JOB_HOOK.submit(job) -> LocalResult``, when set in a thread, receives that thread's :class:`LocalJob` s instead
+of :func:`execute` (:func:`fedlab.engine.replicas.lockstep` merges the jobs of its replicas)."""
+
+
+def execute(job: LocalJob) -> LocalResult:
+    """Run a :class:`LocalJob` on its backend (``"auto"``: the faster one) and check the result for divergence."""
+    backend = job.backend
     if backend == "auto":
-        backend = _choose_backend(model, params, data, rows_t, idx, weight, solver)
-    result = BACKENDS[backend](model, params, data, rows_t, idx, valid, weight, solver, anchor, lr, optimizer_state)
+        backend = _choose_backend(job.model, job.params, job.data, job.rows, job.idx, job.weight, job.solver)
+    result = BACKENDS[backend](job.model, job.params, job.data, job.rows, job.idx, job.valid, job.weight, job.solver,
+                               job.anchor, job.lr, job.optimizer_state)
     if not bool(torch.isfinite(result.local_loss).all()):
         bad = torch.nonzero(~torch.isfinite(result.local_loss)).flatten().tolist()
         raise DivergenceError(f"local training diverged (non-finite loss) on rows {bad[:10]}; "
-                              f"try a smaller lr (now {lr}).")
-    _check_parameter_norms(result.params, lr)
+                              f"try a smaller lr (now {job.lr}).")
+    _check_parameter_norms(result.params, job.lr)
     return result
 
 
