@@ -32,6 +32,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedlab._validation import check_bool, check_choice, check_int
+from fedlab.engine.replicas import lockstep
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
 
 __all__ = ["grid", "sweep", "SweepError", "EXECUTORS"]
@@ -160,6 +161,16 @@ def _execute(fn: Callable, config: dict, seed: int, threads: int | None = None) 
     return outcome
 
 
+def _execute_unit(fn: Callable, config: dict, seeds: list[int], threads: int | None = None) -> list[dict]:
+    """:func:`_execute` for each seed; several seeds run as replicas in lockstep (:func:`fedlab.engine.lockstep`),
+    their local training merged (each outcome's wall time is then the group's)."""
+    if len(seeds) == 1:
+        return [_execute(fn, config, seeds[0], threads)]
+    if threads is not None:
+        _limit_threads(threads)
+    return lockstep([lambda s=s: _execute(fn, config, s) for s in seeds])
+
+
 def _failure(message: str) -> dict:
     return {"ok": False, "error": message, "traceback": "", "meta": {}}
 
@@ -174,9 +185,26 @@ class _Task:
 
 # -------------------------------------------------------------------------------- executors
 
-def _run_sequential(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_workers: int | None) -> None:
+def _units(tasks: Iterator[_Task], size: int) -> Iterator[list[_Task]]:
+    """Consecutive tasks of one config, at most ``size`` at a time (a unit of work: its seeds run in lockstep)."""
+    unit: list[_Task] = []
     for task in tasks:
-        on_done(task, _execute(fn, task.config, task.seed))
+        if unit and (len(unit) == size or task.config is not unit[0].config):
+            yield unit
+            unit = []
+        unit.append(task)
+    if unit:
+        yield unit
+
+
+def _finish(unit: list[_Task], outcomes: list[dict], on_done: Callable) -> None:
+    for task, outcome in zip(unit, outcomes):
+        on_done(task, outcome)
+
+
+def _run_sequential(fn: Callable, units: Iterator[list[_Task]], on_done: Callable, max_workers: int | None) -> None:
+    for unit in units:
+        _finish(unit, _execute_unit(fn, unit[0].config, [t.seed for t in unit]), on_done)
 
 
 @contextlib.contextmanager
@@ -227,27 +255,28 @@ def _check_not_bootstrapping() -> None:
                            f"script: {_MAIN_GUARD_HINT}.")
 
 
-def _windowed(submit: Callable, wait_any: Callable, tasks: Iterator[_Task], on_done: Callable, window: int) -> None:
-    """Keep at most ``window`` tasks in flight, pulling the next task (and so its claim) only when a slot frees."""
+def _windowed(submit: Callable, wait_any: Callable, units: Iterator[list[_Task]], on_done: Callable,
+              window: int) -> None:
+    """Keep at most ``window`` units in flight, pulling the next unit (and so its claims) only when a slot frees."""
     in_flight: dict = {}
 
-    def start(task: _Task) -> None:
+    def start(unit: list[_Task]) -> None:
         try:
-            in_flight[submit(task)] = task
+            in_flight[submit(unit)] = unit
         except Exception as err:  # a broken pool refuses new work
-            on_done(task, _outcome_of(err))
+            _finish(unit, [_outcome_of(err)] * len(unit), on_done)
 
-    for task in itertools.islice(tasks, window):
-        start(task)
+    for unit in itertools.islice(units, window):
+        start(unit)
     while in_flight:
         for fut in wait_any(list(in_flight)):
-            task = in_flight.pop(fut)
+            unit = in_flight.pop(fut)
             try:
-                outcome = fut.result()
+                outcomes = fut.result()
             except Exception as err:
-                outcome = _outcome_of(err)
-            on_done(task, outcome)
-            for nxt in itertools.islice(tasks, 1):
+                outcomes = [_outcome_of(err)] * len(unit)
+            _finish(unit, outcomes, on_done)
+            for nxt in itertools.islice(units, 1):
                 start(nxt)
 
 
@@ -260,7 +289,7 @@ def _outcome_of(err: Exception) -> dict:
     return _failure(f"{type(err).__name__}: {err}")  # e.g. arguments that cannot be pickled, dask's KilledWorker
 
 
-def _run_processes(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_workers: int | None) -> None:
+def _run_processes(fn: Callable, units: Iterator[list[_Task]], on_done: Callable, max_workers: int | None) -> None:
     _check_not_bootstrapping()
     n = max_workers or os.cpu_count() or 1
     with _worker_env():
@@ -268,8 +297,8 @@ def _run_processes(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_
                                    initializer=_init_worker, initargs=(os.getpid(),))
         interrupted = True
         try:
-            _windowed(lambda t: pool.submit(_execute, fn, t.config, t.seed, 1),
-                      lambda futs: wait(futs, return_when=FIRST_COMPLETED).done, tasks, on_done, n)
+            _windowed(lambda u: pool.submit(_execute_unit, fn, u[0].config, [t.seed for t in u], 1),
+                      lambda futs: wait(futs, return_when=FIRST_COMPLETED).done, units, on_done, n)
             interrupted = False
         finally:
             if interrupted:  # Ctrl-C or an error while saving: do not wait for the running tasks
@@ -278,19 +307,19 @@ def _run_processes(fn: Callable, tasks: Iterator[_Task], on_done: Callable, max_
             pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
-def _run_dask(client: Any, fn: Callable, tasks: Iterator[_Task], on_done: Callable) -> None:
+def _run_dask(client: Any, fn: Callable, units: Iterator[list[_Task]], on_done: Callable) -> None:
     from distributed import wait as dask_wait
 
     window = max(1, sum(client.nthreads().values()))
     submitted: list = []
 
-    def submit(t: _Task):
-        fut = client.submit(_execute, fn, t.config, t.seed, 1, pure=False)
+    def submit(unit: list[_Task]):
+        fut = client.submit(_execute_unit, fn, unit[0].config, [t.seed for t in unit], 1, pure=False)
         submitted.append(fut)
         return fut
 
     try:
-        _windowed(submit, lambda futs: dask_wait(futs, return_when="FIRST_COMPLETED").done, tasks, on_done, window)
+        _windowed(submit, lambda futs: dask_wait(futs, return_when="FIRST_COMPLETED").done, units, on_done, window)
     except BaseException:
         client.cancel(submitted)
         raise
@@ -379,6 +408,13 @@ def _check_seeds(seeds: Any) -> list[int]:
     return seeds
 
 
+def _check_replicas(replicas: Any, n_seeds: int) -> int:
+    """The number of seeds per unit of work: 1 without replicas, all seeds for ``True``, else the int given."""
+    if isinstance(replicas, bool):
+        return max(1, n_seeds) if replicas else 1
+    return check_int("replicas", replicas, low=1)
+
+
 def _check_configs(configs: Any) -> list[dict]:
     if isinstance(configs, Mapping):
         configs = [configs]
@@ -437,7 +473,8 @@ def _as_store(store: Any) -> ResultStore | None:
 
 def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[int] | int, *,
           store: ResultStore | str | os.PathLike | None = None, executor: Any = "processes",
-          max_workers: int | None = None, progress: bool = True, on_error: str = "raise") -> list[dict]:
+          max_workers: int | None = None, progress: bool = True, on_error: str = "raise",
+          replicas: bool | int = False) -> list[dict]:
     """Run ``fn(**config, seed=seed)`` for every config and seed, skipping runs already stored.
 
     Each result is saved to ``store`` as soon as its run finishes, so an interrupted sweep resumes
@@ -464,6 +501,11 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
         Number of local processes (default ``os.cpu_count()``); ignored by the other executors.
     progress : bool
         Show a ``tqdm.auto`` progress bar (silent when ``TQDM_DISABLE=1``).
+    replicas : bool or int
+        Run the seeds of a config as replicas of one population (:func:`fedlab.engine.lockstep`): their local
+        training is merged into one stacked call per round, and each seed's result is the one it has alone (bit for
+        bit with an explicit engine backend). ``True``: all of a config's missing seeds in one unit of work; an int:
+        at most that many. ``False`` (default): one run per unit.
     on_error : {"raise", "collect"}
         A failing run never stops the others. ``"raise"``: raise :class:`SweepError` at the end,
         listing the failures. ``"collect"``: return the failed runs as records with
@@ -488,6 +530,7 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
     configs = _check_configs(configs)
     seeds = _check_seeds(seeds)
     progress = check_bool("progress", progress)
+    unit_size = _check_replicas(replicas, len(seeds))
     store = _as_store(store)
     _check_call(fn, configs)
     name = function_name(fn)
@@ -559,12 +602,12 @@ def sweep(fn: Callable, configs: Sequence[Mapping] | Mapping, seeds: Iterable[in
             if own:
                 client = _import_dask_client()(target, set_as_default=False)
             try:
-                _run_dask(client, fn, claimed(queue, deferred), on_done)
+                _run_dask(client, fn, _units(claimed(queue, deferred), unit_size), on_done)
             finally:
                 if own:
                     client.close()
         else:
-            EXECUTORS[kind](fn, claimed(queue, deferred), on_done, max_workers)
+            EXECUTORS[kind](fn, _units(claimed(queue, deferred), unit_size), on_done, max_workers)
         return deferred
 
     try:

@@ -56,3 +56,19 @@ def slow_run(x, seed, marker_dir, sleep=1.0):
     time.sleep(sleep)
     (Path(marker_dir) / f"end-{x}-{seed}").touch()
     return {"x": x, "nan": float("nan"), "inf": float("-inf")}
+
+
+def fedavg_run(lr, seed, rounds=3):
+    """A small FedAvg run on the engine (batched backend): the final loss and the per-round participants."""
+    from fedlab.algorithms import FedAvg
+    from fedlab.engine import FederatedDataset, LocalSGD, run
+    from fedlab.models import LinearModel
+
+    rng = np.random.default_rng(0)
+    xs = [rng.normal(size=(12, 4)).astype(np.float32) + k for k in range(5)]
+    ys = [rng.integers(0, 3, size=12) for _ in range(5)]
+    data = FederatedDataset.from_client_arrays(xs, ys, test_fraction=0.25, n_classes=3, seed=0)
+    algorithm = FedAvg(LinearModel(4, 3), LocalSGD(lr=lr, local_steps=2, batch_size=4), participation=0.6,
+                       backend="batched")
+    _, history = run(algorithm, data, rounds=rounds, seed=seed, progress=False)
+    return {"loss": history.clients["train_loss"][-1].tolist(), "log": [e["participants"] for e in history.log]}

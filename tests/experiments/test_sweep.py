@@ -20,6 +20,7 @@ from fedlab.experiments import (EXECUTORS, ResultStore, SweepError, aggregate_se
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # spawned workers inherit sys.path, so they can import _sweep_workers
 import _sweep_workers as W  # noqa: E402
+sweep_module = sys.modules["fedlab.experiments.sweep"]
 
 def _json_files(path):
     return sorted(p.name for p in Path(path).iterdir() if p.suffix == ".json" and not p.name.startswith("."))
@@ -203,6 +204,28 @@ def test_every_executor_returns_the_same_records(dask_cluster, tmp_path):
     with pytest.raises(SweepError, match="2 run.*failed") as info:
         sweep(W.noisy_descent, configs, seeds, executor=client, store=store, progress=False)
     assert [f["seed"] for f in info.value.failures] == [2, 2] and len(info.value.records) == 4
+
+
+@pytest.mark.parametrize("executor", ["sequential", "processes"])
+def test_replicas_give_every_seed_its_result_alone_and_resume(executor, tmp_path, monkeypatch):
+    configs, seeds = grid(lr=[0.05, 0.2]), [0, 1, 2]
+    alone = sweep(W.fedavg_run, configs, seeds, executor="sequential", progress=False)
+    assert sweep(W.fedavg_run, configs, seeds, executor=executor, replicas=True, max_workers=2,
+                 progress=False) == alone
+    store = ResultStore(tmp_path)
+    sweep(W.fedavg_run, configs[:1], seeds[:2], store=store, executor="sequential", progress=False)
+    units = []
+    real = sweep_module._execute_unit
+    monkeypatch.setattr(sweep_module, "_execute_unit", lambda fn, config, s, *a: units.append(list(s)) or
+                        real(fn, config, s, *a))
+    assert sweep(W.fedavg_run, configs, seeds, store=store, executor="sequential", replicas=2,
+                 progress=False) == alone
+    assert units == [[2], [0, 1], [2]]    # the stored runs are skipped; at most 2 seeds per unit
+
+
+def test_replicas_must_be_a_bool_or_a_positive_int():
+    with pytest.raises(ValueError, match="replicas"):
+        sweep(W.fedavg_run, grid(lr=[0.1]), [0], replicas=0, executor="sequential", progress=False)
 
 
 def test_worker_processes_use_one_thread(monkeypatch):
