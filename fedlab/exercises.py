@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from fedlab._validation import check_callable, check_int, check_real, check_sequence, check_type
+
 __all__ = ["REFERENCE_ENV", "KINDS", "Feedback", "Mistake", "Exercise", "NumberExercise", "PredictionExercise",
            "FunctionExercise", "reference_run", "exercise_table"]
 
@@ -76,9 +78,14 @@ class Exercise:
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not _LABEL.match(self.label):
             raise ValueError(f"label must be 'chapter.number' such as '5.2', got {self.label!r}.")
-        if not self.hint:
-            raise ValueError(f"Exercise {self.label}: hint must say what to revisit, got an empty string.")
-        object.__setattr__(self, "mistakes", tuple(self.mistakes))
+        for name in ("title", "hint"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"Exercise {self.label}: {name} must be a non-empty string, got "
+                                 f"{getattr(self, name)!r}.")
+        mistakes = tuple(check_sequence("mistakes", self.mistakes))
+        for i, mistake in enumerate(mistakes):
+            check_type(f"mistakes[{i}]", mistake, Mistake)
+        object.__setattr__(self, "mistakes", mistakes)
 
     # --- what each kind defines
     def reference(self) -> Any:
@@ -127,9 +134,7 @@ class NumberExercise(Exercise):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not (self.rtol >= 0 and self.atol >= 0 and self.rtol + self.atol > 0):
-            raise ValueError(f"Exercise {self.label}: rtol and atol must be >= 0 and not both 0, got "
-                             f"rtol={self.rtol!r}, atol={self.atol!r}.")
+        _check_tolerances(self)
         object.__setattr__(self, "answer", self.validate(self.answer))
 
     def reference(self) -> np.ndarray:
@@ -142,6 +147,9 @@ class NumberExercise(Exercise):
             raise TypeError(f"answer must be a number (Exercise {self.label}), got {answer!r}.") from None
         if not np.all(np.isfinite(value)):
             raise ValueError(f"answer must be finite (Exercise {self.label}), got {answer!r}.")
+        if isinstance(self.answer, np.ndarray) and value.shape != self.answer.shape:
+            expected = "a number" if self.answer.ndim == 0 else f"{self.answer.size} numbers"
+            raise ValueError(f"answer must be {expected} (Exercise {self.label}), got {answer!r}.")
         return value
 
     def matches(self, answer: np.ndarray, target: np.ndarray) -> bool:
@@ -166,10 +174,13 @@ class PredictionExercise(Exercise):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "choices", tuple(self.choices))
-        if len(self.choices) < 2:
-            raise ValueError(f"Exercise {self.label}: choices must hold at least two outcomes, got {self.choices!r}.")
-        self.validate(self.predicted)
+        object.__setattr__(self, "choices", tuple(check_sequence("choices", self.choices)))
+        if len(self.choices) < 2 or not all(isinstance(c, str) for c in self.choices):
+            raise ValueError(f"Exercise {self.label}: choices must hold at least two outcomes (strings), got "
+                             f"{self.choices!r}.")
+        if self.predicted not in self.choices:
+            raise ValueError(f"Exercise {self.label}: predicted must be one of {list(self.choices)}, got "
+                             f"{self.predicted!r}.")
 
     def reference(self) -> str:
         return self.predicted
@@ -219,10 +230,10 @@ class FunctionExercise(Exercise):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("solution", "make_inputs"):
-            if not callable(getattr(self, name)):
-                raise TypeError(f"Exercise {self.label}: {name} must be callable, got {getattr(self, name)!r}.")
-        if not (isinstance(self.trials, int) and self.trials >= 1):
-            raise ValueError(f"Exercise {self.label}: trials must be an int >= 1, got {self.trials!r}.")
+            check_callable(name, getattr(self, name))
+        check_int("trials", self.trials, low=1)
+        check_int("seed", self.seed, low=0)
+        _check_tolerances(self)
 
     def _inputs(self) -> list[tuple]:
         rng = np.random.default_rng(self.seed)
@@ -249,7 +260,8 @@ class FunctionExercise(Exercise):
         return True
 
     def tolerance(self) -> str:
-        return f"agrees with the package's function on {self.trials} random inputs within relative {self.rtol:g}"
+        return (f"agrees with the package's function on {self.trials} random inputs within relative {self.rtol:g} "
+                f"or absolute {self.atol:g}")
 
     def check(self, answer: Any) -> Feedback:  # noqa: D102 - documented in the class
         if callable(answer) and not self.is_unanswered(answer):
@@ -259,6 +271,12 @@ class FunctionExercise(Exercise):
                     message = f"Exercise {self.label}: not yet: your function raised {type(got).__name__}: {got}"
                     return Feedback(self.label, False, message + f". Hint: {self.hint}", self.hint)
         return super().check(answer)
+
+
+def _check_tolerances(exercise: NumberExercise | FunctionExercise) -> None:
+    rtol, atol = check_real("rtol", exercise.rtol, low=0), check_real("atol", exercise.atol, low=0)
+    if rtol + atol == 0:
+        raise ValueError(f"Exercise {exercise.label}: rtol and atol must not both be 0.")
 
 
 def _call(function: Callable, args: tuple) -> Any:
@@ -288,6 +306,9 @@ def _numpy(value: Any) -> Any:
 
 def exercise_table(exercises: Mapping[str, Exercise]) -> list[tuple[str, str, str]]:
     """``(label, kind, title)`` per exercise, in order; raise ValueError when a key differs from its label."""
+    check_type("exercises", exercises, Mapping)
+    for key, ex in exercises.items():
+        check_type(f"exercises[{key!r}]", ex, Exercise)
     wrong = [key for key, ex in exercises.items() if key != ex.label]
     if wrong:
         raise ValueError(f"exercises must be keyed by their labels; keys {wrong} differ from their exercise's label.")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fedlab._validation import check_folder, check_path, check_real, check_sequence, check_type
 from fedlab.claims import Claim
 
 __all__ = ["FOLDER", "Record", "chapter_package", "content_hash", "machine", "git_commit", "make_record",
@@ -33,7 +34,9 @@ def chapter_package(notebook: str | os.PathLike, package: Path | None = None) ->
     """The chapter package a notebook imports (a subpackage of ``package``, default fedlab, with a ``claims.py``)."""
     import nbformat
 
-    package = package or PACKAGE
+    notebook, package = check_path("notebook", notebook), PACKAGE if package is None else check_path("package", package)
+    if not package.is_dir():
+        raise ValueError(f"package must be a folder (a package's sources), got {str(package)!r}.")
     nb = nbformat.read(Path(notebook), as_version=4)
     names = {m for c in nb.cells if c.cell_type == "code" for m in _IMPORT.findall(c.source)}
     chapters = sorted(n for n in names if (package / n / "claims.py").is_file())
@@ -46,7 +49,7 @@ def content_hash(notebook: str | os.PathLike, package: Path | None = None) -> st
     """SHA-256 of the notebook's cell sources (not its outputs) and of every file of its chapter package."""
     import nbformat
 
-    notebook = Path(notebook)
+    notebook = check_path("notebook", notebook)
     digest = hashlib.sha256()
     for cell in nbformat.read(notebook, as_version=4).cells:
         digest.update(f"{cell.cell_type}\0{cell.source}\0".encode())
@@ -72,6 +75,7 @@ def machine() -> str:
 
 def git_commit(root: Path = ROOT) -> str:
     """``git rev-parse HEAD`` of ``root``, with ``+dirty`` when the work tree has changes; "unknown" without git."""
+    root = check_path("root", root)
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
@@ -109,17 +113,22 @@ class Record:
                 "headlines": self.headlines, "claims": [c.to_dict() for c in self.claims]}
 
 
-def make_record(notebook: str | os.PathLike, *, mode: str, seconds: float, claims: list[Claim],
+def make_record(notebook: str | os.PathLike, *, seconds: float, claims: list[Claim],
                 headlines: dict[str, str]) -> Record:
-    """A record of ``notebook`` (its source path) as run now, on this machine, at this commit."""
-    notebook = Path(notebook)
-    return Record(notebook.stem, mode, git_commit(), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    """A full-mode record of ``notebook`` (its source path) as run now, on this machine, at this commit."""
+    notebook = check_path("notebook", notebook)
+    seconds = check_real("seconds", seconds, low=0)
+    for i, claim in enumerate(check_sequence("claims", claims)):
+        check_type(f"claims[{i}]", claim, Claim)
+    check_type("headlines", headlines, dict)
+    return Record(notebook.stem, "full", git_commit(), datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   machine(), float(seconds), content_hash(notebook), list(claims), dict(headlines), notebook)
 
 
 def write_record(record: Record, folder: str | os.PathLike = FOLDER) -> Path:
     """Write ``folder/<notebook>.json`` atomically (a temporary file, then a rename); return its path."""
-    folder = Path(folder)
+    check_type("record", record, Record)
+    folder = check_folder("folder", folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{record.notebook}.json"
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as tmp:
@@ -138,8 +147,9 @@ def load_records(folder: str | os.PathLike = FOLDER, notebooks: str | os.PathLik
     ValueError
         Naming the file, when a record cannot be read or lacks a field.
     """
+    folder, notebooks = check_path("folder", folder), check_path("notebooks", notebooks)
     records = {}
-    for path in sorted(Path(folder).glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             claims = [Claim.from_dict(d) for d in data["claims"]]

@@ -536,7 +536,7 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     if record:
         for r, path in zip(results, paths):
             if r.status == "ok":
-                saved = write_record(make_record(path, mode=mode, seconds=r.seconds, claims=r.claims,
+                saved = write_record(make_record(path, seconds=r.seconds, claims=r.claims,
                                                  headlines=r.headline), records_folder)
                 echo(f"recorded {path.name} in {saved}")
     echo("\nSummary (claims by verdict)")

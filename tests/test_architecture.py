@@ -107,7 +107,7 @@ def test_a_private_module_imported_across_packages_is_found(tmp_path):
 
 # ---------------------------------------------------------------------------------------------------- the rooms
 
-STANDARD_MODULES = ("data", "algorithms", "experiments", "claims", "plots", "published")
+STANDARD_MODULES = ("data", "algorithms", "experiments", "claims", "plots", "published", "exercises")
 """Every chapter package has these (a module ``x.py`` or a subpackage ``x/``)."""
 WITHOUT_THEORY = {"primer": "the primer re-runs the introduction's examples; it states no bound of its own"}
 """Chapters without ``bounds.py``, and why; every other chapter has one."""
@@ -276,3 +276,25 @@ def test_each_notebook_imports_the_core_and_its_own_chapter_only(number, chapter
     code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
     imported = set(re.findall(r"(?:from|import)\s+fedlab\.(\w+)", code))
     assert not imported & (set(CHAPTERS) - {chapter}) and "methods" not in imported, sorted(imported)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_has_three_numbered_exercises_and_its_notebook_checks_each(chapter):
+    """``fedlab.<chapter>.exercises.EXERCISES``: at least three, labelled N.1, N.2, ... with N the notebook's number;
+    the notebook shows each as an ``exercise`` cell and checks it in an ``answer`` cell."""
+    import importlib
+    import json
+
+    from fedlab.exercises import exercise_table
+
+    number = CHAPTERS.index(chapter)
+    labels = [label for label, _, _ in exercise_table(importlib.import_module(f"fedlab.{chapter}.exercises").EXERCISES)]
+    assert len(labels) >= 3 and labels == [f"{number}.{k}" for k in range(1, len(labels) + 1)]
+    notebook = next((ROOT / "notebooks").glob(f"{number:02d}_*.ipynb"))
+    cells = json.loads(notebook.read_text())["cells"]
+    sources = {tag: ["".join(c["source"]) for c in cells if tag in c["metadata"].get("tags", [])]
+               for tag in ("exercise", "answer")}
+    for label in labels:
+        assert any(s.startswith(f"### Exercise {label} ") for s in sources["exercise"]), label
+        assert any(f'EXERCISES["{label}"]' in s for s in sources["answer"] + [
+            "".join(c["source"]) for c in cells if c["cell_type"] == "code"]), label

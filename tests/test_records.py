@@ -58,7 +58,7 @@ def test_a_notebook_importing_two_chapters_is_refused(chapter):
 def test_a_record_round_trips_and_turns_stale_when_its_chapter_changes(chapter, tmp_path, monkeypatch):
     package, notebook = chapter
     monkeypatch.setattr("fedlab.records.PACKAGE", package)
-    record = make_record(notebook, mode="full", seconds=12.34, claims=[_claim()], headlines={"acc": "0.91"})
+    record = make_record(notebook, seconds=12.34, claims=[_claim()], headlines={"acc": "0.91"})
     path = write_record(record, tmp_path / "records")
     assert json.loads(path.read_text())["seconds"] == 12.3
     assert [p.name for p in (tmp_path / "records").iterdir()] == ["01_toy.json"]   # no temporary file left

@@ -15,4 +15,6 @@ Entry points
   experiment), ``plots.plot_step_size_grid`` its figure; ``experiments.curves_by`` for Figs. 2.13-2.14b;
 - ``claims.chapter_claims`` / ``claims.paper_claims``: the paper's statements against the notebook's results, with
   the paper's numbers in ``published``; ``real_data``: paper mode (MNIST, CIFAR-10).
+- ``exercises.EXERCISES``: the notebook's numbered exercises, each checking the reader's answer with a hint
+  (:mod:`fedlab.exercises`).
 """

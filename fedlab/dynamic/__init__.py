@@ -17,4 +17,5 @@ Entry points
   ``experiments.curve_summary``: their floors, speeds and transient slopes over seeds;
 - ``claims.chapter_claims``: the paper's statements against the notebook's results, with the paper's numbers in
   ``published`` (the chapter has no paper mode).
+- ``exercises.EXERCISES``: the notebook's checked exercises 8.1-8.4 (:mod:`fedlab.exercises`).
 """

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from fedlab._validation import check_callable, check_int
+from fedlab._validation import check_callable, check_int, check_sequence
 from fedlab.engine.local import JOB_HOOK, LocalJob, LocalResult, OptimizerState, execute
 from fedlab.engine.population import ClientData
 from fedlab.engine.runner import run
@@ -142,10 +142,14 @@ def _split(result: LocalResult, sizes: list[int]) -> list[LocalResult]:
     out, start = [], 0
     for size in sizes:
         part = slice(start, start + size)
-        state = None if result.optimizer_state is None else result.optimizer_state.select(range(start, start + size))
+        state = None if result.optimizer_state is None else _rows(result.optimizer_state, part)
         out.append(LocalResult({k: v[part] for k, v in result.params.items()}, result.local_loss[part], state))
         start += size
     return out
+
+
+def _rows(state: OptimizerState, part: slice) -> OptimizerState:
+    return OptimizerState({k: {n: t[part] for n, t in m.items()} for k, m in state.moments.items()}, state.steps[part])
 
 
 def lockstep(tasks: Sequence[Callable[[], T]]) -> list[T]:
@@ -155,7 +159,7 @@ def lockstep(tasks: Sequence[Callable[[], T]]) -> list[T]:
     ------
     The first failing task's exception, once every task has ended, with a note naming the replica.
     """
-    tasks = list(tasks)
+    tasks = list(check_sequence("tasks", tasks, nonempty=True))
     for i, task in enumerate(tasks):
         check_callable(f"tasks[{i}]", task)
     if getattr(JOB_HOOK, "submit", None) is not None:
@@ -194,9 +198,7 @@ def run_replicas(algorithm: Any, data: Any, *, seeds: Sequence[int], rounds: int
 
     ``algorithm`` and ``data`` are one for all seeds or a sequence with one per seed (e.g. each seed's data set).
     """
-    seeds = [check_int(f"seeds[{i}]", s, low=0) for i, s in enumerate(seeds)]
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed, got an empty sequence.")
+    seeds = [check_int(f"seeds[{i}]", s, low=0) for i, s in enumerate(check_sequence("seeds", seeds, nonempty=True))]
     algorithms = _per_seed("algorithm", algorithm, len(seeds))
     datas = _per_seed("data", data, len(seeds))
     options = {"progress": False, **options}

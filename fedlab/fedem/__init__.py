@@ -16,4 +16,6 @@ Entry points
 - ``bounds``: when Theorems 3.5.3–3.5.4 apply (their step-size conditions, Assumption 15's ``p`` of a mixing
   matrix);
 - ``plots.plot_gmm_em``, ``plots.plot_effect_of_m``, ``plots.plot_simplex``, ``plots.plot_clustered_tolerance``.
+- ``exercises.EXERCISES``: the notebook's numbered exercises, each checking the reader's answer with a hint
+  (:mod:`fedlab.exercises`).
 """

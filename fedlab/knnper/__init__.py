@@ -14,4 +14,6 @@ Entry points
 - ``claims.chapter_claims`` / ``claims.paper_claims``: the thesis' statements against the digits and paper runs;
 - ``published``: the thesis' Tables 3.5 and 3.6 and the numbers of its text;
 - ``real_data.run_paper``: the paper mode (Tables 3.5/3.6 on CIFAR, FEMNIST, Shakespeare); ``plots``: the figures.
+- ``exercises.EXERCISES``: the notebook's numbered exercises, each checking the reader's answer with a hint
+  (:mod:`fedlab.exercises`).
 """

@@ -16,4 +16,5 @@ Entry points
   ``experiments.replica_exponents`` (the floor's exponent per replica);
 - ``published``: the paper's step sizes, figure settings and findings; ``claims.chapter_claims``: the chapter's
   claims from its results; ``plots``: the figures.
+- ``exercises.EXERCISES``: the notebook's checked exercises 9.1-9.4 (:mod:`fedlab.exercises`).
 """

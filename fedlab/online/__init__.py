@@ -17,4 +17,5 @@ Entry points
 - ``published``: what the thesis states (settings of Fig. 4.9, its statements, t0 of Fig. 4.10);
 - ``claims.chapter_claims`` / ``claims.paper_claims``: the thesis's statements against our measurements;
 - ``real_data.run_paper``: paper mode, Fig. 4.10 on MNIST and CIFAR-10 (§4.4.5.2); ``plots``: the figures.
+- ``exercises.EXERCISES``: the notebook's checked exercises 6.1-6.4 (:mod:`fedlab.exercises`).
 """

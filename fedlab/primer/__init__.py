@@ -13,4 +13,6 @@ Entry points
 - ``plots.plot_sweep_curves``: the sweep's learning curves, one panel per α;
 - ``published.STATEMENTS``: the introduction's statements and their sources; ``claims.chapter_claims``: the
   chapter's claims from its results.
+- ``exercises.EXERCISES``: the notebook's numbered exercises, each checking the reader's answer with a hint
+  (:mod:`fedlab.exercises`).
 """

@@ -15,4 +15,5 @@ Entry points
 - ``claims.chapter_claims`` / ``claims.paper_claims``: the notebook's claims, from its measurements;
 - ``real_data.run_paper``: paper mode, Tables 1-2 on Fashion-MNIST and CIFAR-10;
 - ``plots``: the notebook's figures.
+- ``exercises.EXERCISES``: the notebook's checked exercises 7.1-7.4 (:mod:`fedlab.exercises`).
 """

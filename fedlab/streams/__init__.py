@@ -14,4 +14,5 @@ Entry points
 - ``real_data``: paper mode, Tables 4.3-4.5 on CIFAR-10/100, FEMNIST and Shakespeare (``run_paper``);
 - ``claims``: ``chapter_claims`` and ``paper_claims``, the paper's statements with their verdicts;
 - ``published``: the paper's numbers (Tables 4.1, 4.3-4.5, Fig. 4.4, §4.3.4.7); ``plots``: the figures.
+- ``exercises.EXERCISES``: the notebook's checked exercises 5.1-5.5 (:mod:`fedlab.exercises`).
 """

@@ -20,6 +20,8 @@ Entry points
 - ``train_overlays`` / ``time_to_target``: DPASGD on each overlay against wall-clock time (Fig. 2.8, C.1-C.14);
 - ``mst_ties``: equally light minimum spanning trees and their cycle times;
 - ``claims.chapter_claims``: the notebook's claims from its results.
+- ``exercises.EXERCISES``: the notebook's numbered exercises, each checking the reader's answer with a hint
+  (:mod:`fedlab.exercises`).
 """
 from fedlab.mixing import (exact_average, fmmc_weights, local_degree_weights, metropolis_weights,
                            second_largest_eigenvalue_modulus, slem)

@@ -97,7 +97,7 @@ def test_lockstep_refuses_nesting_and_bad_arguments():
     with pytest.raises(TypeError, match=r"tasks\[1\]"):
         lockstep([lambda: 1, 2])
     algorithm = FedAvg(LinearModel(5, 3), SGD)
-    with pytest.raises(ValueError, match="at least one seed"):
+    with pytest.raises(ValueError, match="seeds must not be empty"):
         run_replicas(algorithm, _data(), seeds=[], rounds=1)
     with pytest.raises(ValueError, match=r"seeds\[1\]"):
         run_replicas(algorithm, _data(), seeds=[0, -1], rounds=1)
