@@ -1,6 +1,7 @@
 """The benchmark scripts' command lines (their measurements are not tests)."""
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +34,12 @@ def test_asking_for_an_absent_gpu_says_so(script):
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), "--device", "cuda"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "nothing to measure on it here" in done.stderr
+
+
+def test_the_replicas_benchmark_runs_and_prints_its_ratios():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "replicas.py"), "--quick", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[-2:] == ["turn/1", "replicas/1"] and len(lines) == 3
+    assert all(line.endswith("x") for line in lines[1:])
