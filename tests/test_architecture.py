@@ -280,7 +280,8 @@ def test_each_notebook_imports_the_core_and_its_own_chapter_only(number, chapter
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_chapter_has_three_numbered_exercises_and_its_notebook_checks_each(chapter):
-    """``fedlab.<chapter>.exercises.EXERCISES``: at least three, labelled N.1, N.2, ... with N the notebook's number;
+    """``fedlab.<chapter>.exercises.EXERCISES``: at least three, of the three kinds, labelled N.1, N.2, ... (N the
+    notebook's number);
     the notebook shows each as an ``exercise`` cell and checks it in an ``answer`` cell."""
     import importlib
     import json
@@ -288,8 +289,10 @@ def test_every_chapter_has_three_numbered_exercises_and_its_notebook_checks_each
     from fedlab.exercises import exercise_table
 
     number = CHAPTERS.index(chapter)
-    labels = [label for label, _, _ in exercise_table(importlib.import_module(f"fedlab.{chapter}.exercises").EXERCISES)]
+    table = exercise_table(importlib.import_module(f"fedlab.{chapter}.exercises").EXERCISES)
+    labels = [label for label, _, _ in table]
     assert len(labels) >= 3 and labels == [f"{number}.{k}" for k in range(1, len(labels) + 1)]
+    assert {kind for _, kind, _ in table} == {"compute", "predict", "implement"}
     notebook = next((ROOT / "notebooks").glob(f"{number:02d}_*.ipynb"))
     cells = json.loads(notebook.read_text())["cells"]
     sources = {tag: ["".join(c["source"]) for c in cells if tag in c["metadata"].get("tags", [])]

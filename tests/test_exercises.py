@@ -21,11 +21,6 @@ PREDICTION = PredictionExercise("3.2", "Who wins", "Think of heterogeneity.",
                                 choices=("FedAvg", "FedEM", "Local"), predicted="FedEM")
 
 
-@pytest.fixture(autouse=True)
-def _reader(monkeypatch):
-    monkeypatch.delenv(REFERENCE_ENV, raising=False)
-
-
 def test_the_contract_holds_for_each_kind():
     assert_exercise_checks(NUMBER, unrelated=7.0)
     assert_exercise_checks(FUNCTION, unrelated=lambda x: x.max(axis=0))
