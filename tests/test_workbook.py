@@ -1,5 +1,6 @@
 import base64
 import json
+from dataclasses import dataclass, field
 
 import nbformat
 import pytest
@@ -8,9 +9,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
 from fedlab.headlines import MARK, MIME_TYPE as HEADLINES_MIME, Headline
-from fedlab.workbook import (NotebookResult, find_notebooks, headline_numbers, is_solution, key_figure,
-                             notebook_claims, page_notebook, run_workbook, scoreboard_lines, scoreboard_markdown,
-                             store_headlines, stored_headlines)
+from fedlab.workbook import (NotebookResult, claims_markdown, find_notebooks, headline_numbers, is_solution,
+                             key_figure, notebook_claims, page_notebook, run_workbook, scoreboard_lines,
+                             scoreboard_markdown, store_headlines, stored_headlines, verdict_box)
 from notebook_runner import CLAIMS, KERNELSPEC, write_chapter
 
 PNG = {name: base64.b64encode(name.encode()).decode() for name in ("first", "tagged", "last")}
@@ -81,44 +82,146 @@ def test_key_figure_is_the_tagged_figure_else_the_last():
     assert key_figure(new_notebook(cells=[new_code_cell("x = 1")])) is None
 
 
-def test_page_notebook_collapses_both_kinds_of_solutions_and_drops_the_claims_json():
+def test_page_notebook_collapses_old_solutions_and_drops_the_claims_json():
     hidden = new_markdown_cell("**Solutions.** $x$", metadata={"jupyter": {"source_hidden": True}})
     tagged = new_code_cell("answer()", metadata={"tags": ["solution"]})
     plain = new_markdown_cell("Exercise.")
-    nb = new_notebook(cells=[plain, hidden, tagged, _claims_cell([_claim("reproduced")])])
-    assert [is_solution(c) for c in nb.cells] == [False, True, True, False]
-    page = page_notebook(nb)
-    assert page.cells[0].source == "Exercise."
-    assert page.cells[1].source.startswith('<details class="solution">\n<summary>Solution</summary>\n\n**Solutions.**')
-    assert page.cells[1].source.endswith("\n\n</details>")
-    assert "hide-cell" in page.cells[2].metadata["tags"]
-    assert page.cells[2].metadata["mystnb"]["code_prompt_show"] == "Show solution"
-    assert list(page.cells[3].outputs[0]["data"]) == ["text/markdown"]
-    assert MIME_TYPE in nb.cells[3].outputs[0]["data"] and nb.cells[1].source == "**Solutions.** $x$"  # a copy
+    nb = new_notebook(cells=[new_markdown_cell("# 00 · Title\n\nIntro."), plain, hidden, tagged,
+                             _claims_cell([_claim("reproduced")])])
+    assert [is_solution(c) for c in nb.cells] == [False, False, True, True, False]
+    page = page_notebook(nb, name="00_good")
+    assert [c.source.split("\n")[0] for c in page.cells[:3]] == ["# 00 · Title", "```{admonition} Verdicts", "Intro."]
+    assert page.cells[3].source == "Exercise."
+    assert page.cells[4].source.startswith('<details class="solution">\n<summary>Solution</summary>\n\n**Solutions.**')
+    assert page.cells[4].source.endswith("\n\n</details>")
+    assert "hide-cell" in page.cells[5].metadata["tags"]
+    assert page.cells[5].metadata["mystnb"]["code_prompt_show"] == "Show solution"
+    claims_cell = page.cells[6]
+    assert list(claims_cell.outputs[0]["data"]) == ["text/markdown"] and "remove-input" in claims_cell.metadata["tags"]
+    assert '<div id="claims-table"></div>' in claims_cell.outputs[0]["data"]["text/markdown"]
+    assert MIME_TYPE in nb.cells[4].outputs[0]["data"] and nb.cells[2].source == "**Solutions.** $x$"  # a copy
 
 
-def test_scoreboard_markdown_counts_readable_rows_and_a_failing_chapter():
+def test_page_notebook_removes_plumbing_and_folds_long_code():
+    cells = [new_markdown_cell("# 03 · FedEM"), new_code_cell("MODE = 'smoke'", metadata={"tags": ["parameters"]}),
+             new_code_cell("# Parameters\nMODE = 'full'", metadata={"tags": ["injected-parameters"]}),
+             new_code_cell("\n".join(f"x{i} = {i}" for i in range(20))), new_code_cell("x = 1"),
+             new_code_cell(f"{MARK}\nshow_headlines(H)")]
+    nb = new_notebook(cells=cells, metadata={"widgets": {"application/vnd.jupyter.widget-state+json": {}}})
+    page = page_notebook(nb, name="03_fedem")
+    tags = {c.source.split("\n")[0]: c.metadata.get("tags", []) for c in page.cells if c.cell_type == "code"}
+    assert "remove-cell" in tags["MODE = 'smoke'"] and "remove-cell" in tags["# Parameters"]
+    assert "remove-cell" in tags[MARK] and tags["x0 = 0"] == ["hide-input"] and tags["x = 1"] == []
+    assert "widgets" not in page.metadata and "widgets" in nb.metadata
+
+
+def test_page_notebook_renders_numbered_exercises_with_one_solution_dropdown():
+    cells = [new_markdown_cell("# 05 · Streams"),
+             new_markdown_cell("### Exercise 5.2 · The cycle time\n\nCompute $x$.", metadata={"tags": ["exercise"]}),
+             new_code_cell("answer = None", metadata={"tags": ["answer"]}),
+             new_markdown_cell("Because.", metadata={"tags": ["solution"]}),
+             new_code_cell("check(1)", metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}}),
+             new_markdown_cell("Next section.")]
+    page = page_notebook(new_notebook(cells=cells), name="05_data_streams")
+    sources = [c.source for c in page.cells]
+    start = next(i for i, s in enumerate(sources) if s.startswith("```{exercise}"))
+    assert sources[start] == ("```{exercise} 5.2 · The cycle time\n:label: ex-5-2\n:nonumber: \n"
+                              ":class: numbered-exercise\n\nCompute $x$.\n```").replace(":nonumber: \n", ":nonumber:\n")
+    assert sources[start + 1] == "answer = None"
+    assert sources[start + 2] == "```{solution-start} ex-5-2\n:class: dropdown\n```"
+    assert sources[start + 3:start + 5] == ["Because.", "check(1)"]
+    assert sources[start + 5] == "```{solution-end}\n```" and sources[start + 6] == "Next section."
+    assert "hide-cell" not in page.cells[start + 4].metadata["tags"]
+
+
+def test_page_notebook_captions_figures_links_equations_and_cites():
+    figures = _figure("first")
+    figures.outputs = [figures.outputs[0], new_output("stream", name="stdout", text="between\n"),
+                       _figure("last").outputs[0]]
+    figures.metadata["fedlab"] = {"captions": ["The first one."]}
+    cells = [new_markdown_cell("# 03 · FedEM"),
+             new_markdown_cell("## 4. EM steps\n\n$$q = \\pi \\qquad (3.12)$$\n\nBy (3.12) and (9.9) [McM+17], "
+                               "[Bac92, Thm. 3.23], not [u, v]."),
+             figures, new_code_cell("if INTERACTIVE:\n    interact(show, k=(1, 3))\nelse:\n    show()")]
+    page = page_notebook(new_notebook(cells=cells), name="03_fedem")
+    text = next(c.source for c in page.cells if "EM steps" in c.source)
+    assert "$$q = \\pi \\tag{3.12}\\label{eq-3.12}$$" in text and "By $\\eqref{eq-3.12}$ and (9.9)" in text
+    assert "{cite:p}`McM+17`" in text and "{cite:p}`Bac92{Thm. 3.23}`" in text and "not [u, v]" in text
+    captions = [c.metadata["mystnb"]["figure"]["caption"] for c in page.cells if "figure" in c.metadata.get("mystnb", {})]
+    assert captions == ["**Figure 3.1.** The first one.", "**Figure 3.2.** EM steps (2 of 2)"]
+    split = [c for c in page.cells if c.cell_type == "code" and c.source.startswith("#")]
+    assert [len(c.outputs) for c in split] == [1, 1, 1] and split[1].outputs[0]["output_type"] == "stream"
+    note = next(i for i, c in enumerate(page.cells) if "Interactive in Jupyter" in c.source)
+    assert page.cells[note + 1].source.startswith("if INTERACTIVE") and "_sources/03_fedem.ipynb" in page.cells[note].source
+
+
+@dataclass
+class _Record:
+    """A stand-in for :class:`fedlab.records.Record` (the fields the report reads); stale when its hash is not
+    the current one."""
+
+    notebook: str
+    claims: list
+    content_hash: str = "abc"
+    current_hash: str = "abc"
+    mode: str = "full"
+    commit: str = "0123456789"
+    date: str = "2026-01-02T03:04:05+00:00"
+    machine: str = "x86_64"
+    seconds: float = 600.0
+    headlines: dict = field(default_factory=dict)
+
+    @property
+    def stale(self) -> bool:
+        return self.content_hash != self.current_hash
+
+
+def test_scoreboard_leads_with_full_scale_records_and_marks_a_stale_one():
     good = _result("00_good", verdicts=["reproduced", "reproduced", "not run"], headline={"fedavg_accuracy": "0.9"})
     bad = _result("01_bad", status="failed", verdicts=["not reproduced"], error="In [4] ('1 / `x`'): ZeroDivisionError")
-    text = scoreboard_markdown([good, bad], "smoke", {"00_good": "_figures/00_good.png"})
-    assert ("**3 experiments re-run:** [2 reproduced]{.verdict .reproduced} · [1 not run]{.verdict .not-run}  \n"
-            "Beside them, never counted as reproductions: analytic 1 not reproduced.") in text
-    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ")}
-    good_row, bad_row = rows["[00 · Chapter good: details](00_good.ipynb) [One sentence.]{.summary}"], \
-        rows["[01 · Chapter bad: details](01_bad.ipynb) [One sentence.]{.summary}"]
-    assert good_row.startswith("| [![Key figure of 00 · Chapter good: details](_figures/00_good.png){.thumbnail}]")
-    assert good_row.endswith("| [ok]{.status .ok} | 1.5\u00a0s | 2 | 0 | 0 | 0 | 1 |  |  |  |")
-    assert "[failed]{.status .failed} `` In [4] ('1 / `x`'): ZeroDivisionError ``{.error}" in bad_row
-    assert bad_row.endswith("| 0 | 0 | 0 | 0 | 0 | 1 not reproduced |  |  |")
-    assert rows["**All chapters**"].endswith("| 1 ok, 1 failed | 3.0\u00a0s | 2 | 0 | 0 | 0 | 1 | 1 not reproduced |  |  |")
-    claim_rows = [line for line in text.splitlines() if line.startswith("| [00 · Chapter good](00_good.ipynb) |")]
-    assert len(claim_rows) == 3 and "| Fig. 4 | CIFAR-10 accuracy (%) | experiment (paper) | ≥ 70.00 | — |" in claim_rows[2]
-    assert "[not run]{.verdict .not-run}" in claim_rows[2] and claim_rows[2].endswith("| CIFAR-10 is absent |")
+    other = _result("02_other", verdicts=["reproduced"])
+    records = {"00_good": _Record("00_good", [_claim("reproduced"), _claim("direction only")]),
+               "01_bad": _Record("01_bad", [_claim("not reproduced", "01_bad")], content_hash="old")}
+    text = scoreboard_markdown([good, bad, other], "smoke", {"00_good": "_figures/00_good.png"}, records)
+    assert "**Full scale (recorded, 2 chapters, [1 stale]{.stale}):** 2 experiments:" in text
+    assert "**This run (live check):** 4 experiments:" in text
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in text.splitlines() if line.startswith("| ")}
+    good_row = rows["[00 · Chapter good](00_good.ipynb) [One sentence.]{.summary}"]
+    bad_row = rows["[01 · Chapter bad](01_bad.ipynb) [One sentence.]{.summary}"]
+    other_row = rows["[02 · Chapter other](02_other.ipynb) [One sentence.]{.summary}"]
+    assert good_row[0].startswith("| [![Key figure of 00 · Chapter good: details](_figures/00_good.png){.thumbnail}]")
+    assert "stale" not in good_row[2] and "2026-01-02 · 0123456 · 10 min" in good_row[2]
+    assert '<span class="stale"' in bad_row[2] and ">stale</span>" in bad_row[2]      # never silently current
+    assert other_row[2] == '<span class="no-record">no full-scale record</span>'
+    assert '<a class="verdict reproduced" href="#claims?chapter=00&kind=experiment&verdict=reproduced">2 reproduced</a>' \
+        in good_row[3]
+    assert good_row[4].startswith("[ran]{.status .ok} 1.5\u00a0s")
+    assert "[failed]{.status .failed} 1.5\u00a0s `` In [4] ('1 / `x`'): ZeroDivisionError ``{.error}" in bad_row[4]
+    assert rows["**All chapters**"][4].startswith("2 ran, 1 failed 4.5\u00a0s")
+    claim_rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| [00 · Chapter good](00_good.ipynb) |")]
+    assert len(claim_rows) == 3 and claim_rows[0][7] == "[reproduced]{.verdict .reproduced}"
+    assert claim_rows[2][7] == "—" and claim_rows[2][6].startswith("[not run]{.verdict .not-run}")
+    bad_claim = next(line for line in text.splitlines() if line.startswith("| [01 · Chapter bad](01_bad.ipynb) |"))
+    assert "[not reproduced]{.verdict .not-reproduced} [stale]{.stale}" in bad_claim
     assert "fedavg_accuracy" not in text                             # no raw snake_case keys
-    assert "```{toctree}\n:hidden:\n:caption: Chapters\n\n00_good\n01_bad\n```" in text and "$" not in text
+    assert "```{toctree}\n:hidden:\n:caption: Chapters\n\n00_good\n01_bad\n02_other\nreferences\n```" in text
+    assert "Full scale:** no full-scale record yet" in scoreboard_markdown([good], "smoke")
     assert "No chapter has shown claims yet" in scoreboard_markdown([_result("00_a")], "full")
     with pytest.raises(ValueError, match="mode"):
         scoreboard_markdown([good], "draft")
+
+
+def test_verdict_box_and_chapter_claims_table():
+    claims = [_claim("reproduced"), _claim("not reproduced"), _claim("not run"), _claim("not run")]
+    box = verdict_box(claims, None, "00_good")
+    assert box.startswith("```{admonition} Verdicts\n:class: verdict-box\n") and "no full-scale record" in box
+    assert '<a href="index.html#claims?chapter=00">' in box and '<a href="#claims-table">all 4 claims' in box
+    stale = verdict_box(claims, _Record("00_good", claims[:1], content_hash="old"), "00_good")
+    assert ">stale</span>" in stale
+    table = claims_markdown(claims, anchor="claims-table")
+    assert table.startswith('<div id="claims-table"></div>\n\n**4 claims**')
+    assert table.count("2 claims not run: Fig. 4; Fig. 4") == 1                    # one row per reason
+    assert table.index("experiment") < table.index("analytic and consistency claims")
 
 
 def test_scoreboard_lines_total_per_chapter_and_overall():
@@ -180,7 +283,8 @@ def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path,
     assert summary[0]["headline"] == good.headline and summary[0]["claims"][0]["verdict"] == "reproduced"
     index = (build / "index.html").read_text()
     assert 'table class="scoreboard' in index and 'table class="claims' in index and "ZeroDivisionError" in index
-    assert index.count('<span class="verdict not-run">not run</span>') == 2
+    assert index.count('<span class="verdict not-run">not run</span>') == 3     # the two claims and the legend
+    assert (build / "_sources" / "00_good.ipynb").read_bytes() == (nbs / "00_good.ipynb").read_bytes()
     assert (build / "00_good.html").exists() and (build / "01_bad.html").exists()
     assert (build / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
     assert not (build / "report-warnings.txt").exists()
