@@ -21,7 +21,8 @@ def _series(name: str, series, styles) -> None:
 
 def plot_log_curves(x, curves: dict, *, ax=None, xlabel: str = "round", ylabel: str = "", logy: bool = True,
                     styles: dict | None = None):
-    """Curves ``{label: y}`` (or ``{label: runs (n_seeds, len(x))}``, drawn as mean ± std) on a log y-axis."""
+    """Curves ``{label: y}`` (or ``{label: runs (n_seeds, len(x))}``: their mean, in a band from the lowest to the
+    highest run) on a log y-axis."""
     x = check_array("x", x, ndim=1)
     _series("curves", curves, styles)
     logy = check_bool("logy", logy)

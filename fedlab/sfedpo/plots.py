@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from fedlab._validation import check_array, check_bool, check_int, check_real, check_sequence, check_type
 from fedlab.plots import check_axes, figure_axes
@@ -205,6 +206,8 @@ def plot_theorem2(sweep: Mapping, *, K: float | None = None, ax=None):
     if pos.any():
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):   # the axes span about a decade: label the decades only
+            axis.set_minor_formatter(NullFormatter())
     if K is not None and pos.any():
         xs = np.geomspace(md[pos].min(), md.max(), 50)
         ax.plot(xs, K * xs, "k--", lw=1, label=f"first-order bound K·Σδ (K = {K:.3g})")
