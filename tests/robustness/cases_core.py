@@ -618,7 +618,8 @@ CASES = [
         "seeds": Kind(0, extra=(-1, [0, 0], 1.5, BAD_TEXT)),
         "store": Kind(None, extra=(3,)), "executor": Kind("sequential", extra=(BAD_TEXT, 3)),
         "max_workers": Int(None, low=1, optional=True), "progress": Flag(False), "on_error": Choice("raise"),
-    }, edge=("max_workers",)),
+        "replicas": Kind(False, extra=(0, -1, 1.5, BAD_TEXT, None)),
+    }, edge={"max_workers": [1], "replicas": [True, 1, 2]}),
     # ---------------------------------------------------------------- claims, tables, plots
     Case("fedlab.claims.Claim", {
         "chapter": Kind("c", extra=("", 3)), "source": Kind("s", extra=("", 3)), "statement": Kind("x", extra=("",)),
