@@ -54,16 +54,27 @@ class Model:
                               weight: Tensor | None) -> tuple[Tensor, list[Tensor]]:
         r"""Per-row mean loss ``(R,)`` and its gradients, one per parameter, for stacked clients.
 
-        Row r's loss is :math:`\frac1B\sum_b w_b\,\ell(f_{\theta_r}(x_b), y_b)`; rows are independent, so
-        one backward pass of their sum gives every row's gradient. Models may override it with a
-        closed form.
+        Row r's loss is :math:`\frac1B\sum_b w_b\,\ell(f_{\theta_r}(x_b), y_b)`. With the default
+        :meth:`forward_stacked` (``vmap(forward)``) the gradients are ``vmap(grad(row's loss))``: each comes out laid
+        out like its parameter, where a backward pass through the vmapped forward gives a linear layer's weight
+        gradient transposed (slow to walk in the update). With another ``forward_stacked``, rows are independent, so
+        one backward pass of their sum gives every row's gradient. Models may override it with a closed form.
         """
+        if type(self).forward_stacked is Model.forward_stacked:
+            grads, per_row = torch.func.vmap(torch.func.grad_and_value(self._row_loss),
+                                             in_dims=(0, 0, 0, None if weight is None else 0))(params, x, y, weight)
+            return per_row.detach(), [grads[k] for k in params]
         leaf = {k: v.detach().requires_grad_(True) for k, v in params.items()}
         losses = self.per_sample_loss(self.forward_stacked(leaf, x), y)
         if weight is not None:
             losses = losses * weight
         per_row = losses.mean(1)
         return per_row.detach(), list(torch.autograd.grad(per_row.sum(), list(leaf.values())))
+
+    def _row_loss(self, params: Params, x: Tensor, y: Tensor, weight: Tensor | None) -> Tensor:
+        """One row's mean (weighted) loss on its batch: what :meth:`loss_and_grad_stacked` differentiates."""
+        losses = self.per_sample_loss(self.forward(params, x), y)
+        return (losses if weight is None else losses * weight).mean()
 
     def per_sample_loss(self, out: Tensor, y: Tensor) -> Tensor:
         """Loss of each sample, same shape as ``y``."""
@@ -429,9 +440,17 @@ def check_param_dict(name: str, params, *, stacked: bool = True, rows: int | Non
 
 
 def _check_finite(name: str, params: Params) -> None:
-    bad = [k for k, v in params.items() if not all_finite(v)]
+    bad = [k for k, v in params.items() if not all_finite(_distinct(v))]
     if bad:
         raise ValueError(f"{name} must be finite; {bad} hold NaN or infinite entries.")
+
+
+def _distinct(t: Tensor) -> Tensor:
+    """The entries of ``t`` without repeats along broadcast axes (stride 0): row 0 of :func:`fedlab.engine.broadcast`'s
+    ``(R, ...)`` views, so that checking a broadcast model costs one model, not R."""
+    if t.numel() == 0 or 0 not in t.stride():
+        return t
+    return t.as_strided([1 if st == 0 else n for n, st in zip(t.shape, t.stride())], t.stride(), t.storage_offset())
 
 
 def check_params(model: Model, params, *, stacked: bool = True, rows: int | None = None,

@@ -43,3 +43,10 @@ def test_the_replicas_benchmark_runs_and_prints_its_ratios():
     lines = done.stdout.splitlines()
     assert lines[0].split()[-2:] == ["turn/1", "replicas/1"] and len(lines) == 3
     assert all(line.endswith("x") for line in lines[1:])
+
+
+def test_the_cnn_benchmark_runs_and_names_the_auto_choice():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cnn.py"), "--quick", "--only", "cifar-20"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "cifar-20" in done.stdout and "auto chose" in done.stdout

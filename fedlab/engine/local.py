@@ -335,32 +335,46 @@ def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None)
 
 
 def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
-          lr: float, stacked: bool) -> None:
+          lr: float, stacked: bool, own_grads: bool = False) -> None:
     """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``.
 
-    SGD's step ``lr * g`` is written into ``work["scratch"]``, made at the first step and reused by the next ones
-    (``p.sub_(lr * g)``'s rounding without its temporary per step; ``p.add_(g, alpha=-lr)`` would fuse the
-    multiply-add and round differently)."""
+    SGD's step ``lr * g`` takes no temporary, with ``p.sub_(lr * g)``'s rounding (``p.add_(g, alpha=-lr)`` would fuse
+    the multiply-add and round differently): it is scaled in place in ``g`` when ``g`` belongs to this step (made
+    here, or ``own_grads``: the gradients were computed for this step alone, and each fills memory of its own), else
+    written into ``work["scratch"]``, made at the first step and reused by the next ones."""
     work["steps"] += 1
+    own_grads = own_grads and _unshared(grads)
     for i, (name, p) in enumerate(theta.items()):
-        g = grads[i]
+        g, own = grads[i], own_grads
         if solver.weight_decay and solver.optimizer != "adamw":
-            g = g + solver.weight_decay * p
+            g, own = g + solver.weight_decay * p, True
         if solver.prox_mu:
-            g = g + solver.prox_mu * (p - anchor[name])
+            g, own = g + solver.prox_mu * (p - anchor[name]), True
         if solver.optimizer == "sgd":
             if solver.momentum:
-                buf = work["moments"]["buf"][i]
+                buf, own = work["moments"]["buf"][i], False
                 if work["fresh"]:       # some row takes its first step: its buffer starts at its gradient
                     first = _rows_view(work["steps"] == 1, p, stacked)
                     g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
                 else:
                     g = buf.mul_(solver.momentum).add_(g)
-            p.sub_(_scaled(g, lr, work["scratch"], i))
+            p.sub_(g.mul_(lr) if own else _scaled(g, lr, work["scratch"], i))
         else:
             _adam(p, g, work, i, solver, lr, stacked)
     if solver.radius is not None:
         _project(theta, solver.radius, stacked)
+
+
+def _unshared(tensors: Sequence[Tensor]) -> bool:
+    """Whether each tensor fills memory of its own: dense (contiguous up to the order of its axes, so no element is
+    stored twice) and sharing no storage with another of ``tensors``."""
+    for t in tensors:
+        expected = 1
+        for stride, size in sorted((st, n) for n, st in zip(t.shape, t.stride()) if n > 1):
+            if stride != expected:
+                return False
+            expected *= size
+    return len({t.untyped_storage().data_ptr() for t in tensors}) == len(tensors)
 
 
 def _scaled(g: Tensor, lr: float, scratch: list, i: int) -> Tensor:
@@ -417,6 +431,7 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
         wb = share if wb is None else wb * share
     theta = {k: v.detach().clone() for k, v in params.items()}
     work = _start_state(solver, theta, state)
+    own_grads = type(model).loss_and_grad_stacked is Model.loss_and_grad_stacked   # its gradients: autograd's
     total = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
     step_active = None if valid is None else valid.any(-1)                # (R, S): the rows each step trains
     n_active = [len(rows)] * shape[1] if valid is None else step_active.sum(0).tolist()
@@ -426,7 +441,7 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
         active = None if n_active[e] == len(rows) else step_active[:, e]
         before = None if active is None else _snapshot(theta, work)
         per_row, grads = model.loss_and_grad_stacked(theta, xb[:, e], yb[:, e], None if wb is None else wb[:, e])
-        _step(theta, grads, work, anchor, solver, lr, stacked=True)
+        _step(theta, grads, work, anchor, solver, lr, stacked=True, own_grads=own_grads)
         if active is None:
             work["fresh"] = False
             total += per_row
@@ -487,7 +502,7 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
                 losses = losses * weight[r][batch]
             loss = losses.mean()
             grads = torch.autograd.grad(loss, list(leaf.values()))
-            _step(theta, grads, work, anchor_r, solver, lr, stacked=False)
+            _step(theta, grads, work, anchor_r, solver, lr, stacked=False, own_grads=True)
             work["fresh"] = False
             losses_out[r] += loss.detach()
     return LocalResult(stacked, losses_out / _steps_taken(valid, idx.shape), _state_of(start, stacked))
@@ -495,23 +510,34 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
 
 BACKENDS = {"batched": _batched, "loop": _loop}
 _AUTO_CACHE: dict[tuple, str] = {}
+_PROBES = 3
 
 
 def _choose_backend(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor,
                     weight: Tensor | None, solver: LocalSGD) -> str:
-    """Time one local step of each backend on these inputs (once per shape) and keep the faster."""
+    """Time one local step of each backend on these inputs (once per shape) and keep the faster.
+
+    Each backend's time is its best of up to ``_PROBES`` runs, taken in turns after a warm-up, so that the process
+    being paused (other programs on the cores) in one run does not decide; after two runs each, they stop early once
+    one backend's best is under half the other's."""
     if len(rows) == 1:
         return "loop"
     key = (model.signature(), len(rows), solver.batch_size, data.feature_shape, weight is not None)
     if key not in _AUTO_CACHE:
         probe = LocalSGD(lr=solver.lr, local_steps=1, batch_size=solver.batch_size)
-        timings = {}
-        for name, fn in BACKENDS.items():
-            fn(model, params, data, rows, idx[:, :1], None, weight, probe, None, probe.lr, None)  # warm-up
-            start = time.perf_counter()
-            fn(model, params, data, rows, idx[:, :1], None, weight, probe, None, probe.lr, None)
-            timings[name] = time.perf_counter() - start
-        _AUTO_CACHE[key] = min(timings, key=timings.get)
+        calls = {name: (lambda fn=fn: fn(model, params, data, rows, idx[:, :1], None, weight, probe, None, probe.lr,
+                                       None)) for name, fn in BACKENDS.items()}
+        for step in calls.values():
+            step()                                                            # warm-up
+        best = {name: float("inf") for name in calls}
+        for turn in range(_PROBES):
+            for name, step in calls.items():
+                start = time.perf_counter()
+                step()
+                best[name] = min(best[name], time.perf_counter() - start)
+            if turn and 2 * min(best.values()) < max(best.values()):
+                break
+        _AUTO_CACHE[key] = min(best, key=best.get)
     return _AUTO_CACHE[key]
 
 
