@@ -42,18 +42,9 @@ class ServerState:
 
 
 @dataclass(frozen=True)
-class ClientsState:
+class ClientsState(ServerState):
     """One model per client, stacked ``(K, ...)``, the number of rounds done, and the clients' optimizer state when
-    the solver keeps it."""
-
-    params: Params
-    round: int = 0
-    optimizer: OptimizerState | None = None
-
-    def __post_init__(self) -> None:
-        check_type("params", self.params, dict)
-        check_int("round", self.round, low=0)
-        check_type("optimizer", self.optimizer, OptimizerState, optional=True)
+    the solver keeps it (the fields and checks of :class:`ServerState`)."""
 
 
 STATEFUL = "FedAvg, FedProx, FedAvg+, Local, Centralized, decentralised SGD, FedEM and the availability methods"

@@ -187,8 +187,9 @@ class OptimizerState:
     steps: Tensor
 
     def select(self, rows) -> "OptimizerState":
-        """The state of ``rows`` (indices into this state's rows)."""
-        idx = torch.as_tensor(np.asarray(rows), dtype=torch.long, device=self.steps.device)
+        """The state of ``rows`` (indices into this state's rows, or a slice of them)."""
+        idx = rows if isinstance(rows, slice) else torch.as_tensor(np.asarray(rows), dtype=torch.long,
+                                                                      device=self.steps.device)
         return OptimizerState({k: {n: t[idx] for n, t in m.items()} for k, m in self.moments.items()},
                               self.steps[idx])
 

@@ -142,14 +142,10 @@ def _split(result: LocalResult, sizes: list[int]) -> list[LocalResult]:
     out, start = [], 0
     for size in sizes:
         part = slice(start, start + size)
-        state = None if result.optimizer_state is None else _rows(result.optimizer_state, part)
+        state = None if result.optimizer_state is None else result.optimizer_state.select(part)
         out.append(LocalResult({k: v[part] for k, v in result.params.items()}, result.local_loss[part], state))
         start += size
     return out
-
-
-def _rows(state: OptimizerState, part: slice) -> OptimizerState:
-    return OptimizerState({k: {n: t[part] for n, t in m.items()} for k, m in state.moments.items()}, state.steps[part])
 
 
 def lockstep(tasks: Sequence[Callable[[], T]]) -> list[T]:
