@@ -50,16 +50,20 @@ class Model:
         """Outputs for stacked clients: params ``(R, ...)`` and x ``(R, B, ...)`` -> ``(R, B, out)``."""
         return torch.func.vmap(self.forward)(params, x)
 
-    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor,
-                              weight: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor, weight: Tensor | None, *,
+                              copies: int = 1) -> tuple[Tensor, list[Tensor]]:
         r"""Per-row mean loss ``(R,)`` and its gradients, one per parameter, for stacked clients.
 
-        Row r's loss is :math:`\frac1B\sum_b w_b\,\ell(f_{\theta_r}(x_b), y_b)`. With the default
+        Row r's loss is :math:`\frac1B\sum_b w_b\,\ell(f_{\theta_r}(x_b), y_b)`. With ``copies = c``, ``x`` and
+        ``y`` hold one minibatch per run of ``c`` consecutive rows (``(R / c, B, ...)``; ``weight`` stays per row): the
+        rows of one client's mixture components train on the same draws (FedEM, Algorithm 7). With the default
         :meth:`forward_stacked` (``vmap(forward)``) the gradients are ``vmap(grad(row's loss))``: each comes out laid
         out like its parameter, where a backward pass through the vmapped forward gives a linear layer's weight
         gradient transposed (slow to walk in the update). With another ``forward_stacked``, rows are independent, so
         one backward pass of their sum gives every row's gradient. Models may override it with a closed form.
         """
+        if copies > 1:
+            x, y = x.repeat_interleave(copies, 0), y.repeat_interleave(copies, 0)
         if type(self).forward_stacked is Model.forward_stacked:
             grads, per_row = torch.func.vmap(torch.func.grad_and_value(self._row_loss),
                                              in_dims=(0, 0, 0, None if weight is None else 0))(params, x, y, weight)
@@ -164,15 +168,21 @@ class LinearModel(Model):
     def forward_stacked(self, params: Params, x: Tensor) -> Tensor:
         return torch.baddbmm(params["bias"].unsqueeze(1), x.flatten(2), params["weight"].transpose(1, 2))
 
-    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor,
-                              weight: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+    def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor, weight: Tensor | None, *,
+                              copies: int = 1) -> tuple[Tensor, list[Tensor]]:
         r"""Closed-form gradients :math:`\nabla_W = r^\top X`, :math:`\nabla_b = \sum_b r_b`, where
         :math:`r = (\mathrm{softmax}(Wx+b) - e_y)\,w/B` (cross-entropy) or :math:`(Wx+b-y)\,w/B` (mse).
 
-        Logits are laid out ``(R, classes, B)`` so that the softmax runs over a short middle axis.
+        Logits are laid out ``(R, classes, B)`` so that the softmax runs over a short middle axis. The ``copies``
+        rows of a shared minibatch (see :meth:`Model.loss_and_grad_stacked`) are one matrix product each way: their
+        weights stacked, ``(c * classes, d)``, against the batch read once.
         """
         x = x.flatten(2)
-        logits = torch.baddbmm(params["bias"].unsqueeze(2), params["weight"], x.transpose(1, 2))
+        rows, out = params["weight"].shape[:2]
+        weight_groups = params["weight"].reshape(len(x), copies * out, -1)
+        logits = torch.baddbmm(params["bias"].reshape(len(x), -1, 1), weight_groups, x.transpose(1, 2))
+        logits = logits.view(rows, out, -1)
+        y = y.repeat_interleave(copies, 0) if copies > 1 else y
         scale = torch.full(y.shape, 1.0 / y.shape[1], device=x.device) if weight is None else weight / y.shape[1]
         if self.loss_name == "cross_entropy":
             log_p = torch.log_softmax(logits, dim=1)
@@ -183,7 +193,8 @@ class LinearModel(Model):
             resid = logits - y.unsqueeze(1)
             losses = 0.5 * resid.squeeze(1).pow(2)
         resid = resid * scale.unsqueeze(1)
-        return (losses * scale).sum(1), [torch.bmm(resid, x), resid.sum(2)]
+        grad_w = torch.bmm(resid.view(len(x), copies * out, -1), x).view(rows, out, -1)
+        return (losses * scale).sum(1), [grad_w, resid.sum(2)]
 
 
 class MLP(Model):

@@ -142,3 +142,18 @@ def test_paper_modules_give_a_representation_and_the_same_logits():
     assert plain.feature_dim is None and plain.n_outputs() is None
     with pytest.raises(TypeError, match="no representation"):
         plain.features(plain.init(torch.Generator().manual_seed(0)), torch.zeros(1, 4))
+
+
+@pytest.mark.parametrize("model", _models(), ids=repr)
+def test_rows_sharing_a_minibatch_take_it_once(model):
+    """copies = c: x and y hold one minibatch per c consecutive rows; the result is that of the repeated batch."""
+    c, groups = 3, 2
+    params = init_stacked(model, c * groups, torch.Generator().manual_seed(2), same=False)
+    x = torch.randn(groups, 5, 6)
+    y = torch.randint(0, 4, (groups, 5)) if model.loss_name == "cross_entropy" else torch.randn(groups, 5)
+    w = torch.rand(c * groups, 5)
+    loss, grads = model.loss_and_grad_stacked(params, x, y, w, copies=c)
+    loss_rep, grads_rep = model.loss_and_grad_stacked(params, x.repeat_interleave(c, 0), y.repeat_interleave(c, 0), w)
+    torch.testing.assert_close(loss, loss_rep, rtol=1e-6, atol=1e-7)
+    for a, b in zip(grads, grads_rep):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)

@@ -415,13 +415,15 @@ def _project(theta: Params, radius: float, stacked: bool) -> None:
 def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
              weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
              state: OptimizerState | None) -> LocalResult:
-    """All rows at once: one gather for the round's minibatches, one forward/backward per step. A step in which a
-    row has no valid entry (a smaller client's end of an epoch) leaves that row and its state as they were."""
+    """All rows at once: one forward/backward per step on that step's minibatches, gathered when the step comes (a
+    gather of the whole round's would write and re-read every row's features once more). A step in which a row has no
+    valid entry (a smaller client's end of an epoch) trains only the rows that have one, and leaves the others and
+    their state as they were."""
     n_max = data.x.shape[1]
-    flat = (rows.view(-1, 1, 1) * n_max + idx).flatten()
     shape = (*idx.shape,)
-    xb = data.x.flatten(0, 1).index_select(0, flat).view(*shape, *data.feature_shape)
-    yb = data.y.flatten().index_select(0, flat).view(shape)
+    copies = _copies(rows, idx, valid)   # rows sharing a client, and so its minibatches, are gathered once
+    flat = (rows.view(-1, 1, 1) * n_max + idx)[::copies]
+    yb = data.y.flatten().index_select(0, flat.flatten()).view(-1, *shape[1:])
     if weight is None:
         wb = None
     else:  # weights are per row, not per client
@@ -434,38 +436,82 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
     work = _start_state(solver, theta, state)
     own_grads = type(model).loss_and_grad_stacked is Model.loss_and_grad_stacked   # its gradients: autograd's
     total = torch.zeros(len(rows), dtype=torch.float64, device=data.device)
-    step_active = None if valid is None else valid.any(-1)                # (R, S): the rows each step trains
-    n_active = [len(rows)] * shape[1] if valid is None else step_active.sum(0).tolist()
+    step_active = None if valid is None else valid[::copies].any(-1)    # (R / copies, S): the groups each step trains
+    n_active = [len(flat)] * shape[1] if valid is None else step_active.sum(0).tolist()
     for e in range(shape[1]):
         if n_active[e] == 0:
             continue
-        active = None if n_active[e] == len(rows) else step_active[:, e]
-        before = None if active is None else _snapshot(theta, work)
-        per_row, grads = model.loss_and_grad_stacked(theta, xb[:, e], yb[:, e], None if wb is None else wb[:, e])
-        _step(theta, grads, work, anchor, solver, lr, stacked=True, own_grads=own_grads)
-        if active is None:
+        groups = None if n_active[e] == len(flat) else torch.nonzero(step_active[:, e]).flatten()
+        batch = _StepBatch(data, flat[:, e], yb[:, e], None if wb is None else wb[:, e], copies)
+        if groups is None:
+            per_row = _train_step(model, theta, work, anchor, solver, lr, own_grads, batch)
             work["fresh"] = False
             total += per_row
         else:
-            _keep_inactive(theta, work, before, active)
-            total += per_row * active
+            sel = (groups.view(-1, 1) * copies + torch.arange(copies, device=groups.device)).flatten()
+            total[sel] += _train_rows_step(model, theta, work, anchor, solver, lr, own_grads, batch.of(groups, sel),
+                                           sel)
     return LocalResult(theta, total / _steps_taken(valid, shape), _state_of(work, theta))
 
 
-def _snapshot(theta: Params, work: dict) -> tuple:
-    return ({k: v.clone() for k, v in theta.items()},
-            {k: [t.clone() for t in m] for k, m in work["moments"].items()}, work["steps"].clone())
+class _StepBatch(NamedTuple):
+    """One step's minibatches: flat indices of the features (one row of them per group of ``copies`` rows), their
+    labels, and the per-row weights."""
+
+    data: ClientData
+    flat: Tensor
+    y: Tensor
+    weight: Tensor | None
+    copies: int
+
+    def of(self, groups: Tensor, rows: Tensor) -> "_StepBatch":
+        return self._replace(flat=self.flat[groups], y=self.y[groups],
+                             weight=None if self.weight is None else self.weight[rows])
+
+    def loss_and_grad(self, model: Model, theta: Params) -> tuple[Tensor, list[Tensor]]:
+        x = self.data.x.flatten(0, 1).index_select(0, self.flat.flatten())
+        x = x.view(*self.flat.shape, *self.data.feature_shape)
+        return model.loss_and_grad_stacked(theta, x, self.y, self.weight,
+                                           **({} if self.copies == 1 else {"copies": self.copies}))
 
 
-def _keep_inactive(theta: Params, work: dict, before: tuple, active: Tensor) -> None:
-    """Rows not ``active`` in this step get back their parameters and state from ``before``."""
-    params0, moments0, steps0 = before
-    for k, p in theta.items():
-        p.copy_(torch.where(_rows_view(active, p, True), p, params0[k]))
-    for k, tensors in work["moments"].items():
-        for t, t0 in zip(tensors, moments0[k]):
-            t.copy_(torch.where(_rows_view(active, t, True), t, t0))
-    work["steps"].copy_(torch.where(active, work["steps"], steps0))
+def _train_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD, lr: float,
+                own_grads: bool, batch: _StepBatch) -> Tensor:
+    """One optimizer step of every row in place; returns the rows' minibatch losses."""
+    per_row, grads = batch.loss_and_grad(model, theta)
+    _step(theta, grads, work, anchor, solver, lr, stacked=True, own_grads=own_grads)
+    return per_row
+
+
+def _train_rows_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD, lr: float,
+                     own_grads: bool, batch: _StepBatch, rows: Tensor) -> Tensor:
+    """One optimizer step of ``rows`` alone: their parameters and state taken out, stepped, and written back."""
+    sub = {k: v[rows] for k, v in theta.items()}
+    sub_work = {"moments": {k: [t[rows] for t in ts] for k, ts in work["moments"].items()},
+                "steps": work["steps"][rows], "fresh": work["fresh"], "scratch": [None] * len(theta)}
+    per_row = _train_step(model, sub, sub_work, None if anchor is None else {k: v[rows] for k, v in anchor.items()},
+                          solver, lr, own_grads, batch)
+    for k, v in theta.items():
+        v[rows] = sub[k]
+    for k, ts in work["moments"].items():
+        for t, t_sub in zip(ts, sub_work["moments"][k]):
+            t[rows] = t_sub
+    work["steps"][rows] = sub_work["steps"]
+    return per_row
+
+
+def _copies(rows: Tensor, idx: Tensor, valid: Tensor | None) -> int:
+    """``c`` when the rows come in runs of ``c`` consecutive rows of one client, with the same minibatches (FedEM's
+    components, ``rows = repeat(clients, M)``), else 1."""
+    others = torch.nonzero(rows != rows[0])
+    c = int(others[0]) if len(others) else len(rows)     # the first run's length
+    if c == 1 or len(rows) % c:
+        return 1
+
+    def runs_agree(t: Tensor | None) -> bool:
+        return t is None or bool((t.view(-1, c, *t.shape[1:]) == t[::c].unsqueeze(1)).all())
+
+    return c if runs_agree(rows) and runs_agree(idx) and runs_agree(valid) else 1
 
 
 def _steps_taken(valid: Tensor | None, shape: tuple) -> Tensor | float:

@@ -97,6 +97,44 @@ def test_several_models_per_client_share_minibatches(small_clients):
         _assert_same({k: v[sel] for k, v in together.items()}, alone)
 
 
+@pytest.mark.parametrize("model", [LinearModel(5, 3), MLP(5, (7,), 3)], ids=["linear", "mlp"])
+def test_components_of_a_client_are_gathered_once(small_clients, model, monkeypatch):
+    """Rows in runs of one client (FedEM's components) take their shared minibatch once, and train as if each had
+    its own copy; rows that do not come in such runs are trained row by row."""
+    from fedlab.engine import local as engine_local
+
+    rows = torch.arange(small_clients.n_clients).repeat_interleave(3)
+    idx = draw_batches(small_clients.n, 2, 4, (0,))[rows]
+    assert engine_local._copies(rows, idx, None) == 3
+    assert engine_local._copies(rows.flip(0), idx.flip(0), None) == 3
+    assert engine_local._copies(rows[1:], idx[1:], None) == 1        # runs of unequal length
+    other = idx.clone()
+    other[1, 0, 0] = (other[1, 0, 0] + 1) % int(small_clients.n[0])
+    assert engine_local._copies(rows, other, None) == 1              # a run whose minibatches differ
+    params = _stack(model, len(rows))
+    solver = LocalSGD(lr=0.1, epochs=1, batch_size=3, momentum=0.9)
+    once, _ = local_sgd(model, params, small_clients, solver, key=(4,), rows=rows, backend="batched")
+    monkeypatch.setattr(engine_local, "_copies", lambda *args: 1)
+    each, _ = local_sgd(model, params, small_clients, solver, key=(4,), rows=rows, backend="batched")
+    _assert_same(once, each)
+
+
+@pytest.mark.parametrize("solver", [LocalSGD(lr=0.1, epochs=2, batch_size=3, momentum=0.9, weight_decay=1e-3),
+                                    LocalSGD(lr=0.01, epochs=1, batch_size=2, optimizer="adam", prox_mu=0.1)],
+                         ids=["momentum", "adam"])
+def test_epochs_of_unequal_clients_train_only_the_rows_with_data(solver):
+    """A step past a small client's data trains the other rows alone (batched equals the loop), and the small
+    client's parameters and optimizer state stay as they were."""
+    xs, ys = make_clients()
+    data = ClientData.from_arrays([x[: 2 + 5 * k] for k, x in enumerate(xs)], [y[: 2 + 5 * k] for k, y in enumerate(ys)])
+    model = LinearModel(5, 3)
+    params = _stack(model, data.n_clients)
+    a, la = local_sgd(model, params, data, solver, key=(2, 0), backend="batched")
+    b, lb = local_sgd(model, params, data, solver, key=(2, 0), backend="loop")
+    _assert_same(a, b)
+    assert torch.allclose(la, lb, atol=1e-6)
+
+
 def test_per_sample_weights_scale_the_gradient(small_clients):
     model = LinearModel(5, 3)
     params = _stack(model, small_clients.n_clients)
