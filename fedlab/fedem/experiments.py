@@ -275,7 +275,8 @@ def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "
     -------
     dict
         ``{method: {"average", "bottom_decile", "train_average", "rounds", "curve", "bottom_curve",
-        "seconds"}}`` (accuracies in [0, 1]); FedEM entries add ``cosines`` (synthetic) and ``pi_error``.
+        "seconds"}}`` (accuracies in [0, 1]); FedEM entries add the learned ``pi`` (clients × components),
+        ``cosines`` (synthetic) and ``pi_error``.
     """
     methods = [check_choice("methods", name, PRESETS) for name in check_type("methods", methods, (tuple, list))]
     if not methods:
@@ -307,9 +308,9 @@ def compare_methods(*, dataset: str = "synthetic", methods=("local", "fedavg", "
 
 def _mixture_recovery(state, data: MixtureDataset) -> dict:
     """How well FedEM recovered Θ* and Π* (synthetic data: cosines; any mixture data: π error after matching)."""
-    res = {}
     m_true, m = data.n_components, state.pi.shape[1]
     pi = state.pi.numpy()
+    res = {"pi": pi.tolist()}
     if "theta" in data.meta and m >= m_true:
         res["cosines"] = component_cosines(state.params, data.meta["theta"]).tolist()
     if m == m_true:
