@@ -4,43 +4,50 @@ For each workload, one process times (interleaved, ``--repeats`` times, medians)
 run seed after seed, and the same five seeds as replicas in lockstep (:func:`fedlab.engine.lockstep`), all with the
 sequential executor and one torch thread, and prints the two ratios to one seed. Replicas merge the seeds' local
 training into one stacked call per round; what they save is the per-call overhead, not the arithmetic, so the
-gain is largest for small models and few clients. Usage: ``python benchmarks/replicas.py [--repeats 3] [--quick]``.
+gain is largest for small models and few clients. Usage: ``python benchmarks/replicas.py [--repeats 3] [--quick]
+[--device cuda]`` (on a GPU only the engine's own workloads run: the chapters' experiments train on the CPU;
+``--device cuda`` on a machine without a CUDA device says so and exits with status 1).
 """
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+
+import torch
 
 import fedlab  # noqa: F401  (sets one torch thread)
 from fedlab.algorithms import FedAvg
 from fedlab.data import make_leaf_synthetic
-from fedlab.engine import FederatedDataset, LocalSGD, run
+from fedlab.engine import FederatedDataset, LocalSGD, resolve_device, run
 from fedlab.experiments import sweep
 
 SEEDS = [0, 1, 2, 3, 4]
 
 
-def fedavg_logistic(*, n_clients: int, rounds: int, seed: int) -> float:
+def fedavg_logistic(*, n_clients: int, rounds: int, seed: int, device: str = "cpu") -> float:
     """FedAvg (batched engine, E = 5, batch 16) on LEAF Synthetic(1, 1) with ``n_clients`` clients of 60 samples."""
     from fedlab.models import LinearModel
 
     arrays = make_leaf_synthetic(1.0, 1.0, n_clients=n_clients, n_samples=60, rng=0)
     data = FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.25, n_classes=10)
     algorithm = FedAvg(LinearModel(60, 10), LocalSGD(lr=0.05, local_steps=5, batch_size=16), backend="batched")
-    return float(run(algorithm, data, rounds=rounds, seed=seed, progress=False)[1].final("test_accuracy"))
+    return float(run(algorithm, data, rounds=rounds, seed=seed, progress=False, device=device)[1]
+                 .final("test_accuracy"))
 
 
-def workloads(quick: bool) -> dict:
-    """name -> (function, config): two engine runs and three chapters' main experiments at their smoke sizes."""
+def workloads(quick: bool, device: torch.device) -> dict:
+    """name -> (function, config): two engine runs and (on the CPU) three chapters' main experiments at their smoke
+    sizes."""
     from fedlab.availability.experiments import run_availability
     from fedlab.fedem.experiments import compare_methods
     from fedlab.streams.experiments import compare_strategies
 
     rounds = 3 if quick else 50
-    cases = {"FedAvg, 10 clients": (fedavg_logistic, dict(n_clients=10, rounds=rounds)),
-             "FedAvg, 100 clients": (fedavg_logistic, dict(n_clients=100, rounds=rounds))}
-    if not quick:
+    cases = {f"FedAvg, {n} clients": (fedavg_logistic, dict(n_clients=n, rounds=rounds, device=str(device)))
+             for n in (10, 100)}
+    if not quick and device.type == "cpu":
         cases.update({"03 FedEM compare_methods": (compare_methods, dict(rounds=30)),
                       "05 streams compare_strategies": (compare_strategies, dict(h=0.2)),
                       "02 CA-Fed run_availability": (run_availability, dict(method="cafed", rounds=60))})
@@ -50,16 +57,22 @@ def workloads(quick: bool) -> dict:
 def _seconds(fn, config: dict, seeds: list[int], replicas: bool) -> float:
     start = time.perf_counter()
     sweep(fn, [config], seeds, executor="sequential", replicas=replicas, progress=False)
-    return time.perf_counter() - start
+    return time.perf_counter() - start     # the results are read back to the CPU: the device's work is done
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats (medians are shown)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a check that the script runs)")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1...")
     args = parser.parse_args()
+    try:
+        device = resolve_device(args.device)
+    except ValueError as err:
+        print(f"benchmarks/replicas.py: {str(err).rstrip('.')}: nothing to measure on it here.", file=sys.stderr)
+        return 1
     print(f"{'workload':<32}{'1 seed':>9}{'5 in turn':>11}{'5 replicas':>12}{'turn/1':>8}{'replicas/1':>11}")
-    for name, (fn, config) in workloads(args.quick).items():
+    for name, (fn, config) in workloads(args.quick, device).items():
         times: dict[str, list[float]] = {"one": [], "turn": [], "replicas": []}
         for _ in range(args.repeats):
             times["one"].append(_seconds(fn, config, SEEDS[:1], False))

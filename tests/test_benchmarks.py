@@ -29,7 +29,7 @@ def test_paper_times_covers_every_notebook_with_a_paper_mode():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
-@pytest.mark.parametrize("script", ["paper_times", "engine"])
+@pytest.mark.parametrize("script", ["paper_times", "engine", "replicas"])
 def test_asking_for_an_absent_gpu_says_so(script):
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), "--device", "cuda"],
                           capture_output=True, text=True, timeout=120)

@@ -303,14 +303,16 @@ def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> 
         raise ValueError("n must be a non-empty 1-D integer tensor of client sizes, each >= 1.")
     epochs, batch_size = check_int("epochs", epochs, low=1), check_int("batch_size", batch_size, low=1)
     check_key(key)
-    n_cpu, n_max = n.cpu(), int(n.max())
+    n_cpu, n_max = n.cpu(), int(n.max())       # drawn on the CPU whatever the device (and the default device)
     per_pass = -(-n_max // batch_size)
-    u = torch.rand((len(n), epochs, n_max), dtype=torch.float64, generator=torch_generator(*key))
-    u.masked_fill_(torch.arange(n_max) >= n_cpu.view(-1, 1, 1), 2.0)          # padding sorts last
+    generator = torch_generator(*key)
+    u = torch.rand((len(n), epochs, n_max), dtype=torch.float64, generator=generator, device=generator.device)
+    positions = torch.arange(n_max, device=n_cpu.device)
+    u.masked_fill_(positions >= n_cpu.view(-1, 1, 1), 2.0)          # padding sorts last
     order = u.argsort(dim=-1)
     pad = per_pass * batch_size - n_max
     order = torch.nn.functional.pad(order, (0, pad))
-    valid = torch.nn.functional.pad(torch.arange(n_max) < n_cpu.view(-1, 1, 1), (0, pad)).expand_as(order)
+    valid = torch.nn.functional.pad(positions < n_cpu.view(-1, 1, 1), (0, pad)).expand_as(order)
     shape = (len(n), epochs * per_pass, batch_size)
     return order.reshape(shape).to(n.device), valid.reshape(shape).to(n.device)
 

@@ -140,3 +140,27 @@ def test_cuda_batched_loop_and_cpu_agree(model):
     for key, params in results.items():
         for k in params:
             torch.testing.assert_close(params[k], reference[k], atol=1e-5, rtol=1e-4, msg=f"{key} {k}")
+
+
+def _fedem_epochs(data, device):
+    """FedEM (3 components: rows that share their client's minibatches) with one-epoch momentum steps on clients of
+    unequal sizes (steps that train only some rows), on ``device``: its parameters and π, on the CPU."""
+    from fedlab.algorithms.fedem import FedEM
+
+    solver = LocalSGD(lr=0.05, epochs=1, batch_size=3, momentum=0.9, weight_decay=1e-3)
+    state, _ = run(FedEM(LinearModel(5, 3), solver, backend="batched"), data, rounds=3, device=device)
+    return {**{k: v.cpu() for k, v in state.params.items()}, "pi": state.pi.cpu()}
+
+
+def test_fedem_components_and_partial_epochs_follow_the_data(data):
+    with torch.device("meta"):
+        got = _fedem_epochs(data, "cpu")
+    for k, v in _fedem_epochs(data, "cpu").items():
+        assert torch.equal(got[k], v), k
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_fedem_components_and_partial_epochs_agree_with_cpu(data):
+    cpu, cuda = _fedem_epochs(data, "cpu"), _fedem_epochs(data, "cuda")
+    for k in cpu:
+        torch.testing.assert_close(cuda[k], cpu[k], atol=1e-5, rtol=1e-4, msg=k)
