@@ -1059,6 +1059,7 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
     os.environ.setdefault(REFERENCE_ENV, "1")   # exercise checkers check their reference answers (fedlab.exercises)
+    os.environ.setdefault("FEDLAB_KEEP_WORKERS", "1")   # a notebook's sweeps share their workers (fedlab.experiments)
     if mode != "smoke":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
         os.environ.setdefault("FEDLAB_RESULTS", str(ROOT / "results"))
 

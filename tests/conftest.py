@@ -10,14 +10,16 @@ import pytest
 
 from fedlab.engine import ClientData, FederatedDataset
 from fedlab.exercises import REFERENCE_ENV
+from fedlab.experiments import KEEP_WORKERS_ENV
 from helpers import make_clients
 
 
 @pytest.fixture(autouse=True)
 def _reader_answers(monkeypatch):
-    """Exercise checkers answer as for a reader: a run of the workbook in this process may have set
-    FEDLAB_REFERENCE_ANSWERS (headless runs check the reference answers)."""
+    """Exercise checkers answer as for a reader, and sweeps start their own workers: a run of the workbook in this
+    process may have set FEDLAB_REFERENCE_ANSWERS and FEDLAB_KEEP_WORKERS (as headless runs do)."""
     monkeypatch.delenv(REFERENCE_ENV, raising=False)
+    monkeypatch.delenv(KEEP_WORKERS_ENV, raising=False)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ Examples
 """
 from fedlab.experiments.aggregate import aggregate_seeds, group_by_config, to_table
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
-from fedlab.experiments.sweep import EXECUTORS, SweepError, grid, sweep
+from fedlab.experiments.sweep import EXECUTORS, KEEP_WORKERS_ENV, SweepError, close_workers, grid, sweep
 
 __all__ = [
     "ResultStore",
@@ -19,6 +19,8 @@ __all__ = [
     "sweep",
     "SweepError",
     "EXECUTORS",
+    "KEEP_WORKERS_ENV",
+    "close_workers",
     "aggregate_seeds",
     "group_by_config",
     "to_table",

@@ -35,7 +35,7 @@ from fedlab._validation import check_bool, check_choice, check_int
 from fedlab.engine.replicas import lockstep
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
 
-__all__ = ["grid", "sweep", "SweepError", "EXECUTORS"]
+__all__ = ["grid", "sweep", "SweepError", "EXECUTORS", "KEEP_WORKERS_ENV", "close_workers"]
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "FEDLAB_NUM_THREADS")
 _DASK_HINT = "pip install 'fedlab-workbook[scale]'"
@@ -289,12 +289,44 @@ def _outcome_of(err: Exception) -> dict:
     return _failure(f"{type(err).__name__}: {err}")  # e.g. arguments that cannot be pickled, dask's KilledWorker
 
 
+KEEP_WORKERS_ENV = "FEDLAB_KEEP_WORKERS"
+"""When this variable is ``1``, the ``"processes"`` executor keeps its workers from one sweep to the next in this
+process, so that a notebook's sweeps start them once (headless workbook runs set it). Kept workers are replaced when
+the worker count, the environment or ``sys.path`` changes, and after an error; they hold the package as it was
+when they started, so an interactive session that edits the package leaves the variable unset."""
+
+_KEPT: dict = {}
+"""The kept pool (``"pool"``) and what it was started with (``"key"``)."""
+
+
+def _pool(n: int) -> ProcessPoolExecutor:
+    """``n`` spawned workers: the kept ones when :data:`KEEP_WORKERS_ENV` is set and they still fit, else new ones
+    (kept for the next sweep when the variable is set)."""
+    key = (n, tuple(sorted(os.environ.items())), tuple(sys.path))
+    kept = _KEPT.get("pool")
+    if kept is not None and _KEPT["key"] == key and not getattr(kept, "_broken", False):
+        return kept
+    close_workers()
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker, initargs=(os.getpid(),))
+    if os.environ.get(KEEP_WORKERS_ENV) == "1":
+        _KEPT.update(pool=pool, key=key)
+    return pool
+
+
+def close_workers() -> None:
+    """Stop the workers kept between sweeps (see :data:`KEEP_WORKERS_ENV`), if any."""
+    pool = _KEPT.pop("pool", None)
+    _KEPT.pop("key", None)
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_processes(fn: Callable, units: Iterator[list[_Task]], on_done: Callable, max_workers: int | None) -> None:
     _check_not_bootstrapping()
     n = max_workers or os.cpu_count() or 1
     with _worker_env():
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker, initargs=(os.getpid(),))
+        pool = _pool(n)
         interrupted = True
         try:
             _windowed(lambda u: pool.submit(_execute_unit, fn, u[0].config, [t.seed for t in u], 1),
@@ -304,7 +336,10 @@ def _run_processes(fn: Callable, units: Iterator[list[_Task]], on_done: Callable
             if interrupted:  # Ctrl-C or an error while saving: do not wait for the running tasks
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.terminate()
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
+                if _KEPT.get("pool") is pool:
+                    _KEPT.clear()
+            if interrupted or _KEPT.get("pool") is not pool:
+                pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
 def _run_dask(client: Any, fn: Callable, units: Iterator[list[_Task]], on_done: Callable) -> None:

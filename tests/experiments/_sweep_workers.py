@@ -72,3 +72,8 @@ def fedavg_run(lr, seed, rounds=3):
                        backend="batched")
     _, history = run(algorithm, data, rounds=rounds, seed=seed, progress=False)
     return {"loss": history.clients["train_loss"][-1].tolist(), "log": [e["participants"] for e in history.log]}
+
+
+def worker_pid(seed=0):
+    """The process that ran this seed."""
+    return os.getpid()

@@ -506,3 +506,25 @@ def test_a_script_without_a_main_guard_is_explained(tmp_path):
                           env={**os.environ, "TQDM_DISABLE": "1"})
     assert proc.returncode != 0
     assert 'if __name__ == "__main__":' in proc.stderr
+
+
+def test_kept_workers_serve_the_next_sweeps_until_something_changes(monkeypatch):
+    from fedlab.experiments import KEEP_WORKERS_ENV, close_workers
+
+    def pids():
+        return {r["result"] for r in sweep(W.worker_pid, [{}], [0, 1], executor="processes", max_workers=1,
+                                           progress=False)}
+
+    monkeypatch.delenv(KEEP_WORKERS_ENV, raising=False)
+    assert pids() != pids()                              # by default every sweep starts its own workers
+    monkeypatch.setenv(KEEP_WORKERS_ENV, "1")
+    try:
+        first = pids()
+        assert len(first) == 1 and pids() == first       # kept: the next sweep runs on the same worker
+        monkeypatch.setenv("FEDLAB_TEST_MARKER", "changed")
+        changed = pids()
+        assert changed != first                          # the environment changed: new workers
+        close_workers()
+        assert pids() != changed
+    finally:
+        close_workers()

@@ -612,6 +612,7 @@ CASES = [
                                                  "fn": Kind(None, extra=(3,))}),
     Case("fedlab.experiments.store.function_name", {"fn": Kind(None, extra=(3, 1.5))}),
     Case("fedlab.experiments.sweep.grid", {"axes": Kind({"a": [1, 2]}, extra=(3, [], [3]))}),
+    Case("fedlab.experiments.sweep.close_workers", {}),
     Case("fedlab.experiments.sweep.sweep", {
         "fn": Obj(lambda a, seed: {"a": a}, extra=(lambda: None,)),
         "configs": Obj([{"a": 1}], extra=([3], {"seed": 1})),
