@@ -23,7 +23,6 @@ import base64
 import copy
 import functools
 import html
-import importlib
 import io
 import json
 import os
