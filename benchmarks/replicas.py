@@ -26,15 +26,16 @@ from fedlab.experiments import sweep
 SEEDS = [0, 1, 2, 3, 4]
 
 
-def fedavg_logistic(*, n_clients: int, rounds: int, seed: int, device: str = "cpu") -> float:
-    """FedAvg (batched engine, E = 5, batch 16) on LEAF Synthetic(1, 1) with ``n_clients`` clients of 60 samples."""
+def fedavg_logistic(*, n_clients: int, rounds: int, seed: int, device: str = "cpu", eval_every: int = 1) -> float:
+    """FedAvg (batched engine, E = 5, batch 16) on LEAF Synthetic(1, 1) with ``n_clients`` clients of 60 samples,
+    evaluated every ``eval_every`` rounds (replicas merge local training, not evaluation)."""
     from fedlab.models import LinearModel
 
     arrays = make_leaf_synthetic(1.0, 1.0, n_clients=n_clients, n_samples=60, rng=0)
     data = FederatedDataset.from_client_arrays(arrays.xs, arrays.ys, test_fraction=0.25, n_classes=10)
     algorithm = FedAvg(LinearModel(60, 10), LocalSGD(lr=0.05, local_steps=5, batch_size=16), backend="batched")
-    return float(run(algorithm, data, rounds=rounds, seed=seed, progress=False, device=device)[1]
-                 .final("test_accuracy"))
+    return float(run(algorithm, data, rounds=rounds, seed=seed, progress=False, device=device,
+                     eval_every=eval_every)[1].final("test_accuracy"))
 
 
 def workloads(quick: bool, device: torch.device) -> dict:
@@ -47,6 +48,8 @@ def workloads(quick: bool, device: torch.device) -> dict:
     rounds = 3 if quick else 50
     cases = {f"FedAvg, {n} clients": (fedavg_logistic, dict(n_clients=n, rounds=rounds, device=str(device)))
              for n in (10, 100)}
+    cases["FedAvg, 100 clients, eval at end"] = (fedavg_logistic, dict(n_clients=100, rounds=rounds,
+                                                                       device=str(device), eval_every=rounds))
     if not quick and device.type == "cpu":
         cases.update({"03 FedEM compare_methods": (compare_methods, dict(rounds=30)),
                       "05 streams compare_strategies": (compare_strategies, dict(h=0.2)),
