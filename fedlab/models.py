@@ -50,6 +50,11 @@ class Model:
         """Outputs for stacked clients: params ``(R, ...)`` and x ``(R, B, ...)`` -> ``(R, B, out)``."""
         return torch.func.vmap(self.forward)(params, x)
 
+    def select_rows(self, rows: Tensor) -> "Model":
+        """The model for ``rows`` of a stack of rows (what a batched step that trains some rows alone calls): the model
+        itself, unless it holds something per row."""
+        return self
+
     def loss_and_grad_stacked(self, params: Params, x: Tensor, y: Tensor, weight: Tensor | None, *,
                               copies: int = 1) -> tuple[Tensor, list[Tensor]]:
         r"""Per-row mean loss ``(R,)`` and its gradients, one per parameter, for stacked clients.

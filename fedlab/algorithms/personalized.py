@@ -626,6 +626,9 @@ class _Frozen(Model):
     def forward(self, params: Params, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - never called
         raise NotImplementedError("_Frozen models run on the batched backend only.")
 
+    def select_rows(self, rows: torch.Tensor) -> "_Frozen":
+        return _Frozen(self._base, {k: v[rows] for k, v in self._fixed.items()})
+
     def signature(self) -> tuple:
         return ("_Frozen", self._base.signature(), tuple(sorted(self._fixed)))
 

@@ -491,8 +491,9 @@ def _train_rows_step(model: Model, theta: Params, work: dict, anchor: Params | N
     sub = {k: v[rows] for k, v in theta.items()}
     sub_work = {"moments": {k: [t[rows] for t in ts] for k, ts in work["moments"].items()},
                 "steps": work["steps"][rows], "fresh": work["fresh"], "scratch": [None] * len(theta)}
-    per_row = _train_step(model, sub, sub_work, None if anchor is None else {k: v[rows] for k, v in anchor.items()},
-                          solver, lr, own_grads, batch)
+    per_row = _train_step(model.select_rows(rows), sub, sub_work,
+                          None if anchor is None else {k: v[rows] for k, v in anchor.items()}, solver, lr, own_grads,
+                          batch)
     for k, v in theta.items():
         v[rows] = sub[k]
     for k, ts in work["moments"].items():

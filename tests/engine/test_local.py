@@ -135,6 +135,26 @@ def test_epochs_of_unequal_clients_train_only_the_rows_with_data(solver):
     assert torch.allclose(la, lb, atol=1e-6)
 
 
+def test_a_model_with_per_row_parts_trains_some_rows_alone():
+    """A model that holds a frozen part per row (FedRep's) is narrowed to the rows a partial-epoch step trains: each
+    row ends as it does trained alone."""
+    from fedlab.algorithms.personalized import _Frozen
+
+    xs, ys = make_clients()
+    data = ClientData.from_arrays([x[: 2 + 5 * k] for k, x in enumerate(xs)], [y[: 2 + 5 * k] for k, y in enumerate(ys)])
+    base = MLP(5, (4,), 3)
+    full = _stack(base, data.n_clients)
+    head = {k: full[k] for k in ("w1", "b1")}      # frozen per row; the body (w0, b0) trains
+    body = {k: full[k] for k in ("w0", "b0")}
+    solver = LocalSGD(lr=0.1, epochs=1, batch_size=3)
+    together, _ = local_sgd(_Frozen(base, head), body, data, solver, key=(5,), backend="batched")
+    for k in range(data.n_clients):
+        alone, _ = local_sgd(_Frozen(base, {n: v[k:k + 1] for n, v in head.items()}),
+                             {n: v[k:k + 1] for n, v in body.items()},
+                             data, solver, key=(5,), rows=[k], backend="batched")
+        _assert_same({n: v[k:k + 1] for n, v in together.items()}, alone)
+
+
 def test_per_sample_weights_scale_the_gradient(small_clients):
     model = LinearModel(5, 3)
     params = _stack(model, small_clients.n_clients)
