@@ -488,8 +488,17 @@ class AvailabilityEstimator:
         transitions = self.transitions
         if self.last is not None:
             transitions = transitions.copy()
-            np.add.at(transitions, (np.arange(self.n_clients), self.last.astype(int), mask.astype(int)), 1)
-        return AvailabilityEstimator(self.t + 1, self.active + mask, transitions, mask, self.prior, self.row_prior)
+            transitions[np.arange(self.n_clients), self.last.astype(int), mask.astype(int)] += 1  # one cell per client
+        return self._derived(self.t + 1, self.active + mask, transitions, mask)
+
+    def _derived(self, t: int, active: np.ndarray, transitions: np.ndarray, last: np.ndarray) -> "AvailabilityEstimator":
+        """An estimator with this one's priors and counts derived from its checked ones (not checked again: the
+        per-round :meth:`observe` would spend more time on the checks than on the counting)."""
+        out = object.__new__(AvailabilityEstimator)
+        for name, value in (("t", t), ("active", active), ("transitions", transitions), ("last", last),
+                            ("prior", self.prior), ("row_prior", self.row_prior)):
+            object.__setattr__(out, name, value)
+        return out
 
     def observe_trace(self, trace) -> "AvailabilityEstimator":
         """Add every round of a trace ``(T, N)`` at once (same result as T calls of :meth:`observe`)."""

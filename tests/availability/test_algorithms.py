@@ -367,3 +367,39 @@ def test_clients_keep_their_optimizer_across_the_rounds_they_train_in(setup):
         trained[entry["trained"]] += 1
     assert state.optimizer.steps.tolist() == (trained * keep.local_steps).tolist() and trained.sum() > 0
     assert _run(CAFed(model, solver, kappa2=1.0, **kw), data)[0].optimizer is None
+
+
+def _random_instance(rng, n):
+    keep = (rng.random(n) > 0.1) | (np.arange(n) == 0)         # some clients without data: q = 0 from the start
+    alpha = rng.dirichlet(np.ones(n)) * keep
+    alpha = alpha / alpha.sum()
+    gap = rng.exponential(0.2, n) * (rng.random(n) < 0.8)   # some zero gaps: ties
+    return alpha, rng.uniform(0.02, 1, n), rng.uniform(-0.3, 0.95, n), gap
+
+
+@pytest.mark.parametrize("options", [{}, {"strict": False}, {"normalized": False}, {"tau": 1e-3},
+                                     {"gamma_prime": 0.5}])
+def test_screened_greedy_is_bitwise_the_traced_one(options):
+    rng = np.random.default_rng(1)
+    for trial in range(60):
+        n = int(rng.integers(2, 120))
+        instance = _random_instance(rng, n)
+        kappa2 = float(10 ** rng.uniform(-3, 2))
+        full = cafed_weights(*instance, kappa2=kappa2, **options)
+        fast = cafed_weights(*instance, kappa2=kappa2, trace=False, **options)
+        assert fast.trace == [] and len(full.trace) > 0
+        assert fast.excluded == full.excluded
+        np.testing.assert_array_equal(fast.q, full.q)
+        assert (fast.total, fast.opt, fast.bias) == (full.total, full.opt, full.bias)
+
+
+def test_screened_greedy_on_the_toy_table():
+    for kappa2, excluded, _, _ in TOY:
+        full, fast = (cafed_weights(ALPHA, PI, LAM, GAP, kappa2=kappa2, trace=t) for t in (True, False))
+        assert set(fast.excluded) == excluded and fast.excluded == full.excluded
+        assert (fast.total, fast.opt, fast.bias) == (full.total, full.opt, full.bias)
+    zero = np.zeros(6)
+    assert cafed_weights(ALPHA, PI, LAM, zero, kappa2=1, strict=False, trace=False).excluded == \
+        cafed_weights(ALPHA, PI, LAM, zero, kappa2=1, strict=False).excluded
+    with pytest.raises(TypeError, match="trace"):
+        cafed_weights(ALPHA, PI, LAM, GAP, kappa2=1, trace="no")

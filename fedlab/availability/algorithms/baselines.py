@@ -42,8 +42,9 @@ from fedlab._validation import check_array, check_choice, check_int, check_real
 from fedlab.availability.data import AvailabilityEstimator, check_priors, trace_participation
 from fedlab.engine import FederatedDataset, LocalSGD, OptimizerState, broadcast
 from fedlab.models import Model, Params, check_model
-from fedlab.algorithms.common import (check_data, check_solver, check_weights, client_weights, evaluate_global,
-                                       initial_params, population_optimizer, sample_participants, train_rows)
+from fedlab.algorithms.common import (check_data, check_solver, check_weights, client_weights, initial_params,
+                                       population_optimizer, sample_participants, train_rows)
+from fedlab.availability.algorithms._metrics import global_metrics
 
 __all__ = ["AvailabilityState", "AvailabilityAlgorithm", "Unbiased", "MoreAvailable", "LessCorrelated", "AdaFed",
            "F3AST"]
@@ -164,7 +165,7 @@ class AvailabilityAlgorithm(abc.ABC):
 
     def round(self, state: AvailabilityState, data: FederatedDataset, seed: int) -> tuple[AvailabilityState, dict]:
         n = data.n_clients
-        active = sample_participants(self.participation, n, seed, state.round)
+        active = self._available(n, seed, state.round)
         mask = np.zeros(n, dtype=bool)
         mask[active] = True
         est = state.estimator.observe(mask)
@@ -192,6 +193,16 @@ class AvailabilityAlgorithm(abc.ABC):
         return replace(state, params=params, round=state.round + 1, estimator=est, server_buffer=buffer,
                        optimizer=optimizer, **updates), info
 
+    def _available(self, n: int, seed: int, round_: int) -> np.ndarray:
+        """The clients available at ``round_``, sorted: read off the trace when the participation is one (it draws
+        nothing), else from :func:`~fedlab.algorithms.common.sample_participants`."""
+        if getattr(self.participation, "trace", None) is None:
+            return sample_participants(self.participation, n, seed, round_)
+        mask = self.participation(round_)
+        if mask.shape != (n,):
+            raise ValueError(f"participation mask must have shape ({n},), got {mask.shape}.")
+        return np.flatnonzero(mask)
+
     def _server_step(self, state: AvailabilityState, q: np.ndarray, deltas: Params) -> tuple[Params, Params]:
         """Server SGD with momentum and weight decay on the pseudo-gradient (module docstring)."""
         w = torch.as_tensor(q)
@@ -202,7 +213,9 @@ class AvailabilityAlgorithm(abc.ABC):
         return {k: v - self.server_lr * grad[k] for k, v in state.params.items()}, grad
 
     def evaluate(self, state: AvailabilityState, data: FederatedDataset) -> dict[str, np.ndarray]:
-        return evaluate_global(self.model, state.params, data.train, data.test)
+        """The global model's per-client train and test metrics, on the real samples only
+        (:func:`~fedlab.availability.algorithms._metrics.global_metrics`)."""
+        return global_metrics(self.model, state.params, data.train, data.test)
 
 
 class Unbiased(AvailabilityAlgorithm):

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlab._validation import check_array, check_bool, check_choice, check_real, check_simplex, check_type
-from fedlab.engine import ClientData, broadcast, metrics_from_outputs, model_outputs
-from fedlab.models import Model, check_params
+from fedlab.engine import ClientData
+from fedlab.models import Model
 from fedlab.availability.algorithms.baselines import AvailabilityAlgorithm, AvailabilityState
+from fedlab.availability.algorithms._metrics import check_clients, sample_metrics
 
 __all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "CAFed",
            "client_losses"]
@@ -111,7 +112,7 @@ class CafedDecision:
 
 
 def cafed_weights(alpha, pi, lam, gap, *, kappa2: float, tau: float = 0.0, strict: bool = True,
-                  normalized: bool = True, gamma_prime: float | None = None) -> CafedDecision:
+                  normalized: bool = True, gamma_prime: float | None = None, trace: bool = True) -> CafedDecision:
     r"""CA-Fed's aggregation weights, Alg. 6 lines 5-7 (two greedy ``get`` passes).
 
     Start from :math:`\mathbf q=\alpha/\pi`; for each client in order of decreasing :math:`|\lambda_k|`, then of
@@ -131,6 +132,10 @@ def cafed_weights(alpha, pi, lam, gap, *, kappa2: float, tau: float = 0.0, stric
         See the module docstring.
     gamma_prime : float, optional
         :math:`\hat\Gamma'` (default ``max(gap)``, over all clients).
+    trace : bool
+        Record every tested candidate (default). ``False`` leaves ``trace`` empty and skips the candidates that a
+        vectorised estimate of their proxy proves rejected (:func:`_maybe_accepted`); ``q``, ``excluded`` and the
+        proxy values are the same to the bit, as the greedy computes every candidate it may accept as before.
 
     Returns
     -------
@@ -146,15 +151,23 @@ def cafed_weights(alpha, pi, lam, gap, *, kappa2: float, tau: float = 0.0, stric
     kappa2 = check_real("kappa2", kappa2, low=0)
     tau = check_real("tau", tau, low=0)
     strict, normalized = check_bool("strict", strict), check_bool("normalized", normalized)
+    screen = not check_bool("trace", trace)
     gp = float(gap.max()) if gamma_prime is None else check_real("gamma_prime", gamma_prime, low=0)
     q = alpha / pi
     eps, opt, bias = _proxy(q, alpha, pi, gap, kappa2, gp, normalized)
     excluded, trace = [], []
     orders = (("lambda", np.argsort(-np.abs(lam), kind="stable")), ("pi", np.argsort(pi, kind="stable")))
     for name, order in orders:
-        for k in order:
+        maybe = None                          # screen of order[start:] for the current q
+        for pos, k in enumerate(order):
             if q[k] == 0:
                 continue
+            if screen:
+                if maybe is None:
+                    start, maybe = pos, _maybe_accepted(q, eps, order[pos:], alpha, pi, gap, kappa2, gp, normalized,
+                                                        tau)
+                if not maybe[pos - start]:
+                    continue
             q_plus = q.copy()
             q_plus[k] = 0.0
             if not np.any(q_plus * pi > 0):
@@ -162,11 +175,37 @@ def cafed_weights(alpha, pi, lam, gap, *, kappa2: float, tau: float = 0.0, stric
             eps_plus, opt_plus, bias_plus = _proxy(q_plus, alpha, pi, gap, kappa2, gp, normalized)
             gain = eps - eps_plus
             accept = gain > tau if strict else gain >= tau
-            trace.append({"pass": name, "client": int(k), "eps": eps, "eps_plus": eps_plus, "excluded": bool(accept)})
+            if not screen:
+                trace.append({"pass": name, "client": int(k), "eps": eps, "eps_plus": eps_plus,
+                              "excluded": bool(accept)})
             if accept:
                 q, eps, opt, bias = q_plus, eps_plus, opt_plus, bias_plus
                 excluded.append(int(k))
+                maybe = None
     return CafedDecision(q, excluded, eps, opt, bias, trace)
+
+
+SCREEN_MARGIN = 1e-9
+"""Relative margin of :func:`_maybe_accepted`: its estimates of the proxy differ from :func:`_proxy`'s by rounding
+errors some orders of magnitude below it."""
+
+
+def _maybe_accepted(q, eps, candidates, alpha, pi, gap, kappa2, gamma_prime, normalized, tau) -> np.ndarray:
+    r"""For each candidate k (with :math:`q_k>0`), whether setting :math:`q_k=0` may lower the proxy by more than
+    :math:`\tau`: ``False`` only when the vectorised estimate of :math:`\hat\epsilon^+_k` (all candidates at once,
+    summed in another order than :func:`_proxy`) misses the threshold by more than :data:`SCREEN_MARGIN` of the
+    values. A candidate whose removal leaves less than 1e-3 of the weight :math:`\sum_j\pi_jq_j` (where that
+    estimate loses precision) is always kept."""
+    p = pi * q
+    cand = np.asarray(candidates)
+    p_plus = np.broadcast_to(p, (len(cand), len(p))).copy()
+    p_plus[np.arange(len(cand)), cand] = 0.0
+    total, rest = p.sum(), p_plus.sum(1)
+    if normalized:
+        p_plus /= np.where(rest > 0, rest, 1.0)[:, None]
+    eps_plus = p_plus @ gap + 4 * kappa2 * (0.5 * np.abs(alpha - p_plus).sum(1)) ** 2 * gamma_prime
+    missed = eps - eps_plus < tau - SCREEN_MARGIN * (abs(eps) + np.abs(eps_plus))
+    return ~missed | (rest < 1e-3 * total)
 
 
 def cafed_tradeoff(alpha, pi, lam, gap, kappa2_grid, **kwargs) -> dict:
@@ -200,18 +239,12 @@ def cafed_tradeoff(alpha, pi, lam, gap, kappa2_grid, **kwargs) -> dict:
 
 def client_losses(model: Model, params, data, clients, *, weight_decay: float = 0.0) -> np.ndarray:
     r"""Local objectives :math:`F_k(\mathbf w)` of one model on the given clients' full data, shape ``(len(clients),)``;
-    adds :math:`\frac{\lambda_{wd}}2\|\mathbf w\|^2` when the local solver uses weight decay."""
+    adds :math:`\frac{\lambda_{wd}}2\|\mathbf w\|^2` when the local solver uses weight decay. Computed on the real
+    samples only (:func:`~fedlab.availability.algorithms._metrics.sample_metrics`)."""
     check_type("data", data, ClientData)
-    clients = np.asarray(clients)
-    if clients.ndim != 1 or clients.size == 0 or clients.dtype.kind not in "iu" or clients.min() < 0 or \
-            clients.max() >= data.n_clients:
-        raise ValueError(f"clients must be a non-empty 1-D array of client indices in [0, {data.n_clients}), got "
-                         f"{clients!r:.80}.")
+    clients = check_clients(clients, data.n_clients)
     weight_decay = check_real("weight_decay", weight_decay, low=0)
-    check_params(model, params, stacked=False)
-    sub = data.select(clients)
-    out = model_outputs(model, broadcast(params, len(clients)), sub)
-    loss = metrics_from_outputs(model, out, sub)["loss"]
+    loss = sample_metrics(model, params, data, clients, accuracy=False)["loss"]
     if weight_decay:
         loss = loss + 0.5 * weight_decay * float(sum(v.double().pow(2).sum() for v in params.values()))
     return loss
@@ -298,7 +331,7 @@ class CAFed(AvailabilityAlgorithm):
             return np.where(mask, alpha / pi_hat, 0.0), {"excluded": [], "excluded_active": []}, {}
         gap = np.maximum(f_hat - f_star, 0.0)
         decision = cafed_weights(alpha, pi_hat, lam_hat, gap, kappa2=self.kappa2, tau=self.tau, strict=self.strict,
-                                 normalized=self.normalized)
+                                 normalized=self.normalized, trace=False)
         excluded = sorted(decision.excluded)
         info = {"excluded": excluded, "excluded_active": [k for k in excluded if mask[k]],
                 "proxy": decision.total, "proxy_opt": decision.opt, "proxy_bias": decision.bias,
