@@ -150,6 +150,8 @@ def _split(result: LocalResult, sizes: list[int]) -> list[LocalResult]:
 
 def lockstep(tasks: Sequence[Callable[[], T]]) -> list[T]:
     """Run ``tasks`` (callables without arguments) as replicas whose local training is merged; their results in order.
+    Called by a task of another lockstep, it runs them one after the other (their local training already joins the
+    outer lockstep's).
 
     Raises
     ------
@@ -159,7 +161,7 @@ def lockstep(tasks: Sequence[Callable[[], T]]) -> list[T]:
     for i, task in enumerate(tasks):
         check_callable(f"tasks[{i}]", task)
     if getattr(JOB_HOOK, "submit", None) is not None:
-        raise RuntimeError("lockstep cannot be nested: a task of a lockstep already runs in this thread.")
+        return [task() for task in tasks]
     meeting = _Lockstep(len(tasks))
     results: list[Any] = [None] * len(tasks)
     errors: dict[int, BaseException] = {}

@@ -91,12 +91,16 @@ def test_a_failing_replica_is_named_and_the_others_finish():
     assert "in replica 1 of 2" in "".join(err.value.__notes__) and len(done) == 1
 
 
-def test_lockstep_refuses_nesting_and_bad_arguments():
-    with pytest.raises(RuntimeError, match="cannot be nested"):
-        lockstep([lambda: lockstep([lambda: 1])])
+def test_nested_lockstep_runs_its_tasks_in_turn_and_bad_arguments_are_refused():
+    algorithm = FedAvg(LinearModel(5, 3), SGD)
+    alone = [run(algorithm, _data(), rounds=2, seed=s, progress=False)[1].final("test_accuracy") for s in (0, 1, 2)]
+    inner = lambda: [run(algorithm, _data(), rounds=2, seed=s, progress=False)[1].final("test_accuracy")  # noqa: E731
+                     for s in (1, 2)]
+    nested = lockstep([lambda: run(algorithm, _data(), rounds=2, seed=0, progress=False)[1].final("test_accuracy"),
+                       lambda: lockstep([lambda: inner()[0], lambda: inner()[1]])])
+    assert [nested[0], *nested[1]] == alone
     with pytest.raises(TypeError, match=r"tasks\[1\]"):
         lockstep([lambda: 1, 2])
-    algorithm = FedAvg(LinearModel(5, 3), SGD)
     with pytest.raises(ValueError, match="seeds must not be empty"):
         run_replicas(algorithm, _data(), seeds=[], rounds=1)
     with pytest.raises(ValueError, match=r"seeds\[1\]"):
