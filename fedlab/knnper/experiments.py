@@ -14,7 +14,7 @@ Every function returns a JSON-serialisable dict so that :func:`fedlab.experiment
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -22,7 +22,9 @@ import numpy as np
 from fedlab._rng import Stream
 from fedlab._validation import check_array, check_choice, check_int, check_real, check_type
 from fedlab.algorithms.fedavg import FedAvg
-from fedlab.engine import REDUCTIONS, FederatedDataset, LocalSGD, broadcast, evaluate, run, solver_from_recipe
+from fedlab.algorithms.personalized import FineTuneState
+from fedlab.engine import (REDUCTIONS, FederatedDataset, LocalSGD, broadcast, evaluate, lockstep, run,
+                           solver_from_recipe)
 from fedlab.knnper.algorithms import (LAMBDA_GRID, PRESETS, UPDATE_STRATEGIES, ClientFeatures, Datastore,
                                       accuracy_grid, check_grid, client_features, param_count, personalize)
 from fedlab.knnper.data import SplitFederation, digits_split, old_and_new_clients, shifted_splits, shrink_clients
@@ -157,25 +159,78 @@ LR_GRID = (10 ** -0.5, 10 ** -1.0, 10 ** -1.5)
 """Step sizes searched in full mode (the first three values of the thesis grid, §3.6.3)."""
 
 
-def _fit(name: str, fed: FederatedDataset, *, lr: float, rounds: int, local_steps: int, batch_size: int, seed: int,
-         recipe: dict | None = None, **kwargs):
-    """Train one engine method (with the ``recipe``'s local solver, :func:`fedlab.engine.solver_from_recipe`);
-    returns ``(algorithm, state, train_seconds)``."""
+_TRAINS_AS = {"fedavg+": ("fedavg", FineTuneState.from_fedavg)}
+"""Methods that train as another, by name: ``(trainer, state of the trainer's run -> the method's state, given the
+run's seed)``. FedAvg+ trains as FedAvg and fine-tunes only when it is evaluated, so one FedAvg run serves both."""
+
+
+def _method(name: str, *, lr: float, rounds: int, local_steps: int, batch_size: int, recipe: dict | None = None,
+            **kwargs):
+    """Engine method ``name`` with the chapter's options (``kwargs``, see :func:`_overrides`) and the local solver at
+    step size ``lr``: the ``recipe``'s (:func:`fedlab.engine.solver_from_recipe`) when given.
+
+    Under a recipe of local epochs, APFL's round is one pass over the local data, as every other method's: APFL runs
+    ``solver.local_steps`` local updates a round, each of them a whole pass under the recipe, so it gets one.
+    """
     solver = solver_from_recipe(recipe or {}, lr=lr, local_steps=local_steps, batch_size=batch_size,
                                 rounds=max(rounds, 1), method=PRESETS[name].cls)
-    alg = PRESETS[name](digits_model(), solver, **_overrides(**kwargs).get(name, {}))
-    start = time.perf_counter()
-    state, _ = run(alg, fed, rounds=rounds, seed=seed, eval_every=max(rounds, 1), progress=False)
-    return alg, state, time.perf_counter() - start
+    if name == "apfl" and solver.epochs is not None:
+        solver = replace(solver, local_steps=1)
+    return PRESETS[name](digits_model(), solver, **_overrides(**kwargs).get(name, {}))
 
 
-def _select_lr(name: str, split: SplitFederation, lr_grid: Sequence[float], **kwargs) -> tuple[float, list]:
+class _Trainings:
+    """The engine trainings of one split, each run once: the methods of :data:`_TRAINS_AS` share their trainer's runs,
+    and kNN-Per takes FedAvg's (its global models, at FedAvg's step size, on the train parts and on train ∪
+    validation), so FedAvg trains once per part and step size for FedAvg, FedAvg+ and kNN-Per.
+
+    ``options`` are :func:`_method`'s (without ``lr`` and ``rounds``).
+    """
+
+    def __init__(self, split: SplitFederation, *, rounds: int, seed: int, **options) -> None:
+        self.data = {"train": FederatedDataset(split.train, split.val, split.n_classes),
+                     "trainval": split.federated(with_validation=True)}
+        self.rounds, self.seed, self.options = rounds, seed, options
+        self._runs: dict = {}
+
+    def fit(self, name: str, part: str, lr: float):
+        """``(algorithm, state, train_seconds)`` of method ``name`` trained at step size ``lr`` on ``part``:
+        ``"train"`` (the train parts, whose test data are the validation parts) or ``"trainval"`` (train ∪
+        validation, tested on the test parts). ``train_seconds`` is None for a run made by :meth:`prepare`."""
+        trainer, as_method = _TRAINS_AS.get(name, (name, None))
+        key = (trainer, check_choice("part", part, self.data), lr)
+        if key not in self._runs:
+            start = time.perf_counter()
+            state = self._train(*key)
+            self._runs[key] = (state, time.perf_counter() - start)
+        state, seconds = self._runs[key]
+        state = state if as_method is None else as_method(state, self.seed)
+        return _method(name, lr=lr, rounds=self.rounds, **self.options), state, seconds
+
+    def prepare(self, names: Sequence[str], part: str, lrs: Sequence[float]) -> None:
+        """Train the methods ``names`` at every step size of ``lrs`` on ``part`` (those not trained yet) together, in
+        :func:`~fedlab.engine.lockstep`: the local-training calls they share (e.g. Local's and FedAvg's at one step
+        size) are merged, and every run ends as it does alone. Their training times are not
+        measured."""
+        check_choice("part", part, self.data)
+        keys = list(dict.fromkeys((_TRAINS_AS.get(n, (n, None))[0], part, float(lr)) for n in names for lr in lrs))
+        keys = [key for key in keys if key not in self._runs]
+        states = lockstep([lambda key=key: self._train(*key) for key in keys])
+        self._runs.update({key: (state, None) for key, state in zip(keys, states)})
+
+    def _train(self, trainer: str, part: str, lr: float):
+        alg = _method(trainer, lr=lr, rounds=self.rounds, **self.options)
+        return run(alg, self.data[part], rounds=self.rounds, seed=self.seed, eval_every=max(self.rounds, 1),
+                   progress=False)[0]
+
+
+def _select_lr(name: str, trainings: _Trainings, lr_grid: Sequence[float]) -> tuple[float, list]:
     """The step size of ``lr_grid`` with the best validation accuracy (models trained on the train parts)."""
-    fed_val = FederatedDataset(split.train, split.val, split.n_classes)
-    w = split.val.n.numpy().astype(float)
+    fed_val = trainings.data["train"]
+    w = fed_val.test.n.numpy().astype(float)
     vals = []
     for lr in lr_grid:
-        alg, state, _ = _fit(name, fed_val, lr=float(lr), **kwargs)
+        alg, state, _ = trainings.fit(name, "train", float(lr))
         vals.append(REDUCTIONS["weighted"](np.asarray(alg.evaluate(state, fed_val)["test_accuracy"]), w))
     return float(lr_grid[int(np.nanargmax(vals))]), vals
 
@@ -194,7 +249,9 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     FedAvg model trained on train ∪ validation with a datastore of train ∪ validation (thesis: "retrain
     on the concatenation"); so kNN-Per with :math:`\lambda = 0` is exactly the FedAvg row. Ditto's
     penalty and APFL's α are fixed (the thesis tunes them too). ``recipe`` (e.g.
-    :data:`fedlab.knnper.real_data.AUTHORS_RECIPE`) gives every method the authors' local solver.
+    :data:`fedlab.knnper.real_data.AUTHORS_RECIPE`) gives every method the authors' local solver; with its
+    local epochs every method's round is that many passes over the local data, APFL's included (:func:`_method`).
+    FedAvg+ trains as FedAvg, so FedAvg, FedAvg+ and kNN-Per share FedAvg's runs (:class:`_Trainings`).
 
     Returns
     -------
@@ -217,13 +274,13 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     check_real("apfl_alpha", apfl_alpha, low=0, high=1)
     check_int("n_components", n_components, low=1)
     split = digits_split(n_clients, alpha, seed)
-    fed = split.federated(with_validation=True)
     model = digits_model()
     n_test = split.test.n.numpy()
     recipe = check_type("recipe", recipe, dict, optional=True)
-    common = dict(rounds=rounds, local_steps=local_steps, batch_size=batch_size, seed=seed, recipe=recipe)
-    extra = dict(finetune_epochs=finetune_epochs, ditto_lam=ditto_lam, apfl_alpha=apfl_alpha,
-                 n_components=n_components)
+    trainings = _Trainings(split, rounds=rounds, seed=seed, local_steps=local_steps, batch_size=batch_size,
+                           recipe=recipe, finetune_epochs=finetune_epochs, ditto_lam=ditto_lam,
+                           apfl_alpha=apfl_alpha, n_components=n_components)
+    fed = trainings.data["trainval"]
     out: dict = {"methods": {}, "n_train": fed.train.n.tolist(), "n_test": n_test.tolist(),
                  "n_params": param_count(model)}
     knn_methods = [m for m in methods if m.startswith("knnper")]
@@ -231,9 +288,11 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
     if knn_methods and "fedavg" not in engine:
         engine.append("fedavg")
     fitted: dict = {}
+    if lr_grid is not None:
+        trainings.prepare(engine, "train", lr_grid)
     for name in engine:
-        lr_m, val_scores = (lr, None) if lr_grid is None else _select_lr(name, split, lr_grid, **common, **extra)
-        alg, state, train_s = _fit(name, fed, lr=lr_m, **common, **extra)
+        lr_m, val_scores = (lr, None) if lr_grid is None else _select_lr(name, trainings, lr_grid)
+        alg, state, train_s = trainings.fit(name, "trainval", lr_m)
         start = time.perf_counter()
         acc = alg.evaluate(state, fed)["test_accuracy"]
         fitted[name] = (state, train_s, lr_m)
@@ -244,7 +303,7 @@ def compare_methods(*, alpha: float = 0.3, n_clients: int = 20, rounds: int = 10
                                     "eval_seconds": time.perf_counter() - start}
     if knn_methods:
         state, train_s, lr_g = fitted["fedavg"]
-        sel_params, _, _ = train_global(split.federated(with_validation=False), lr=lr_g, **common)
+        sel_params = trainings.fit("fedavg", "train", lr_g)[1].params
         out["diagnosis"] = _diagnose(model, sel_params, state.params, split, k=k, sigma=sigma, seed=seed)
         for name in knn_methods:
             selection = "client" if name == "knnper" else "shared"
@@ -332,20 +391,23 @@ def _new_client_options(rounds: int, local_steps: int) -> dict[str, dict]:
 
 def _train_old(methods: Sequence[str], fed_old: FederatedDataset, model: Model, solver: LocalSGD, *, rounds: int,
                seed: int, overrides: dict) -> dict:
-    """Every engine method of ``methods`` (and FedAvg when kNN-Per is asked) trained on the old clients."""
-    trained = {}
-    for name in methods:
-        if name.startswith("knnper"):
-            continue
+    """Every engine method of ``methods`` (and FedAvg when kNN-Per is asked) trained on the old clients, together
+    (:func:`~fedlab.engine.lockstep`); the methods of :data:`_TRAINS_AS` share their trainer's run."""
+    engine = [m for m in methods if not m.startswith("knnper")]
+    for name in engine:
         if name not in NEW_CLIENT_METHODS:
             raise ValueError(f"no new-client procedure for {name!r} in this experiment.")
-        alg = PRESETS[name](model, solver, **overrides.get(name, {}))
-        trained[name] = (alg, run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1),
-                                  progress=False)[0])
-    if any(m.startswith("knnper") for m in methods) and "fedavg" not in trained:
-        alg = PRESETS["fedavg"](model, solver)
-        trained["fedavg"] = (alg, run(alg, fed_old, rounds=rounds, seed=seed, eval_every=max(rounds, 1),
-                                      progress=False)[0])
+    if len(engine) < len(methods) and "fedavg" not in engine:
+        engine.append("fedavg")
+    trainers = list(dict.fromkeys(_TRAINS_AS.get(name, (name, None))[0] for name in engine))
+    runs = dict(zip(trainers, lockstep([
+        lambda t=t: run(PRESETS[t](model, solver, **overrides.get(t, {})), fed_old, rounds=rounds, seed=seed,
+                        eval_every=max(rounds, 1), progress=False)[0] for t in trainers])))
+    trained = {}
+    for name in engine:
+        trainer, as_method = _TRAINS_AS.get(name, (name, None))
+        state = runs[trainer] if as_method is None else as_method(runs[trainer], seed)
+        trained[name] = (PRESETS[name](model, solver, **overrides.get(name, {})), state)
     return trained
 
 
@@ -473,7 +535,8 @@ def capacity_retrained(*, alpha: float = 0.3, n_clients: int = 20,
     (:func:`shrink_clients`), FedAvg is retrained on the kept train parts, each client selects
     :math:`\lambda_t` on its kept validation part (datastore = kept train part) and is scored on its whole
     test part with the datastore kept train ∪ validation. Unlike Fig. 3.2 (:func:`new_client_features`),
-    the representation changes with the capacity.
+    the representation changes with the capacity. The capacities' FedAvg runs train together
+    (:func:`~fedlab.engine.lockstep`).
 
     Returns
     -------
@@ -487,10 +550,11 @@ def capacity_retrained(*, alpha: float = 0.3, n_clients: int = 20,
     w = split.test.n.numpy().astype(float)
     out: dict = {"capacities": capacities, "global": [], "knnper": [], "store_median": [],
                  "n_test": split.test.n.tolist()}
-    for c in capacities:
-        part = shrink_clients(split, c, seed)
-        params, _, _ = train_global(part.federated(with_validation=False), rounds=rounds, seed=seed, lr=lr,
-                                    local_steps=local_steps, batch_size=batch_size)
+    parts = [shrink_clients(split, c, seed) for c in capacities]
+    trained = lockstep([lambda part=part: train_global(part.federated(with_validation=False), rounds=rounds, seed=seed,
+                                                        lr=lr, local_steps=local_steps, batch_size=batch_size)[0]
+                         for part in parts])
+    for part, params in zip(parts, trained):
         lam = personalize(model, params, part.train, validation=part.val, k=k, sigma=sigma, seed=seed).lambdas
         for name, store, lam_t in (("global", part.train, 0.0), ("knnper", part.trainval, lam)):
             acc = personalize(model, params, store, lam=lam_t, k=k, sigma=sigma, seed=seed).evaluate(part.test)

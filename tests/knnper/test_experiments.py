@@ -237,3 +237,73 @@ def test_compare_methods_with_the_authors_recipe():
     assert a["methods"]["fedavg"]["per_client"] != plain["methods"]["fedavg"]["per_client"]
     with pytest.raises(ValueError, match="recipe takes"):
         compare_methods(methods=methods, seed=3, recipe={"nesterov": True}, **SMALL)
+
+
+# ---------------------------------------------------------------- the trainings of one split, each made once
+
+
+def _states_equal(a, b) -> bool:
+    fields = [f for f in ("params", "personal") if getattr(a, f, None) is not None]
+    return all(torch.equal(getattr(a, f)[k], getattr(b, f)[k]) for f in fields for k in getattr(a, f))
+
+
+def test_fedavg_plus_shares_fedavgs_run_bit_for_bit():
+    """FedAvg+ trains as FedAvg: its state from FedAvg's run is the one its own run reaches, and so is its evaluation;
+    kNN-Per's selection model is FedAvg's run on the train parts."""
+    from fedlab.engine import run
+    from fedlab.knnper.experiments import _Trainings, _method
+
+    split = digits_split(6, 0.3, seed=1)
+    options = dict(rounds=3, seed=1, local_steps=2, batch_size=16, recipe=None, finetune_epochs=1.0, ditto_lam=0.1,
+                   apfl_alpha=0.5, n_components=3)
+    trainings = _Trainings(split, **options)
+    alg, state, _ = trainings.fit("fedavg+", "trainval", 0.1)
+    alone, _ = run(_method("fedavg+", lr=0.1, **{k: v for k, v in options.items() if k != "seed"}),
+                   trainings.data["trainval"], rounds=3, seed=1, progress=False)
+    assert _states_equal(state, alone) and (state.round, state.seed) == (alone.round, alone.seed) == (3, 1)
+    fed = trainings.data["trainval"]
+    assert np.array_equal(alg.evaluate(state, fed)["test_accuracy"], alg.evaluate(alone, fed)["test_accuracy"])
+    assert trainings.fit("fedavg", "trainval", 0.1)[1] is trainings._runs[("fedavg", "trainval", 0.1)][0]
+    params, _, _ = train_global(split.federated(with_validation=False), rounds=3, seed=1, lr=0.1, local_steps=2)
+    assert _states_equal(trainings.fit("fedavg", "train", 0.1)[1], type(alone)(params))
+    with pytest.raises(ValueError, match="part"):
+        trainings.fit("fedavg", "test", 0.1)
+
+
+def test_prepared_trainings_equal_separate_runs():
+    """prepare trains in lockstep (Local's and FedAvg's calls merged): every state is the one a separate run reaches."""
+    from fedlab.knnper.experiments import _Trainings
+
+    split = digits_split(6, 1.0, seed=2)
+    options = dict(rounds=3, seed=2, local_steps=2, batch_size=16, recipe={"weight_decay": 5e-4, "epochs": 1},
+                   finetune_epochs=1.0, ditto_lam=0.1, apfl_alpha=0.5, n_components=2)
+    names, lrs = ["local", "fedavg", "fedavg+", "clustered", "ditto", "apfl", "fedem"], [0.3, 0.1]
+    together, apart = _Trainings(split, **options), _Trainings(split, **options)
+    together.prepare(names, "train", lrs)
+    assert len(together._runs) == 12 and all(seconds is None for _, seconds in together._runs.values())
+    for name in names:
+        for lr in lrs:
+            assert _states_equal(together.fit(name, "train", lr)[1], apart.fit(name, "train", lr)[1]), (name, lr)
+
+
+def test_apfl_takes_one_pass_a_round_under_a_recipe_of_epochs():
+    from fedlab.knnper.experiments import _method
+
+    options = dict(rounds=10, local_steps=5, batch_size=16, finetune_epochs=1.0, ditto_lam=0.1, apfl_alpha=0.5,
+                   n_components=3)
+    assert _method("apfl", lr=0.1, recipe={"epochs": 1}, **options).solver.local_steps == 1
+    assert _method("apfl", lr=0.1, recipe=None, **options).solver.local_steps == 5
+    assert _method("ditto", lr=0.1, recipe={"epochs": 1}, **options).solver.local_steps == 5
+
+
+def test_trainings_together_inside_a_lockstep_give_the_same_results():
+    """Inside a lockstep (sweep's replicas), compare_methods and capacity_retrained train their runs one after the
+    other, with the same results."""
+    from fedlab.engine import lockstep
+    from fedlab.knnper.experiments import capacity_retrained
+
+    kw = dict(methods=("fedavg", "local", "knnper"), lr_grid=(0.3, 0.03), seed=0, **SMALL)
+    inside, retrained = lockstep([lambda: compare_methods(**kw),
+                                  lambda: capacity_retrained(n_clients=6, capacities=[0.5, 1.0], rounds=3, seed=1)])
+    assert _strip_times(inside) == _strip_times(compare_methods(**kw))
+    assert retrained == capacity_retrained(n_clients=6, capacities=[0.5, 1.0], rounds=3, seed=1)
