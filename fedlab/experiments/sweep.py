@@ -240,8 +240,13 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _init_worker(parent: int) -> None:
+    """A worker dies with the sweep's process, runs one thread, and leaves Ctrl-C to it (the sweep stops its workers;
+    an idle kept worker would otherwise print a KeyboardInterrupt when a Jupyter kernel is interrupted or shut down)."""
+    import signal
+
     _exit_with_parent(parent)
     _limit_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _MAIN_GUARD_HINT = ("if the sweep is started from a script, protect its entry point with "

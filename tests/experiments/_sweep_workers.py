@@ -77,3 +77,10 @@ def fedavg_run(lr, seed, rounds=3):
 def worker_pid(seed=0):
     """The process that ran this seed."""
     return os.getpid()
+
+
+def ignores_ctrl_c(seed=0):
+    """Whether this process ignores SIGINT."""
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN

@@ -517,6 +517,8 @@ def test_kept_workers_serve_the_next_sweeps_until_something_changes(monkeypatch)
 
     monkeypatch.delenv(KEEP_WORKERS_ENV, raising=False)
     assert pids() != pids()                              # by default every sweep starts its own workers
+    ctrl_c = sweep(W.ignores_ctrl_c, [{}], [0], executor="processes", max_workers=1, progress=False)
+    assert ctrl_c[0]["result"] is True                   # Ctrl-C is the sweep's to handle, not an idle worker's
     monkeypatch.setenv(KEEP_WORKERS_ENV, "1")
     try:
         first = pids()
