@@ -26,11 +26,21 @@ def _assert_same(a, b, tol=1e-6):
                                    ModuleModel(lambda: nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3)))],
                          ids=["linear", "mlp", "module"])
 def test_batched_equals_loop(small_clients, model, solver):
-    params = _stack(model, small_clients.n_clients)
-    a, la = local_sgd(model, params, small_clients, solver, key=(3, 1), backend="batched")
-    b, lb = local_sgd(model, params, small_clients, solver, key=(3, 1), backend="loop")
+    _assert_batched_equals_loop(model, small_clients, solver, key=(3, 1))
+
+
+def _assert_batched_equals_loop(model, data, solver, key):
+    params = _stack(model, data.n_clients)
+    a, la = local_sgd(model, params, data, solver, key=key, backend="batched")
+    b, lb = local_sgd(model, params, data, solver, key=key, backend="loop")
     _assert_same(a, b)
     assert torch.allclose(la, lb, atol=1e-6)
+
+
+def _unequal_clients():
+    """Clients of 2, 7, 12, ... samples (local epochs end at different steps)."""
+    xs, ys = make_clients()
+    return ClientData.from_arrays([x[: 2 + 5 * k] for k, x in enumerate(xs)], [y[: 2 + 5 * k] for k, y in enumerate(ys)])
 
 
 def test_batched_equals_loop_regression_and_weights():
@@ -125,14 +135,7 @@ def test_components_of_a_client_are_gathered_once(small_clients, model, monkeypa
 def test_epochs_of_unequal_clients_train_only_the_rows_with_data(solver):
     """A step past a small client's data trains the other rows alone (batched equals the loop), and the small
     client's parameters and optimizer state stay as they were."""
-    xs, ys = make_clients()
-    data = ClientData.from_arrays([x[: 2 + 5 * k] for k, x in enumerate(xs)], [y[: 2 + 5 * k] for k, y in enumerate(ys)])
-    model = LinearModel(5, 3)
-    params = _stack(model, data.n_clients)
-    a, la = local_sgd(model, params, data, solver, key=(2, 0), backend="batched")
-    b, lb = local_sgd(model, params, data, solver, key=(2, 0), backend="loop")
-    _assert_same(a, b)
-    assert torch.allclose(la, lb, atol=1e-6)
+    _assert_batched_equals_loop(LinearModel(5, 3), _unequal_clients(), solver, key=(2, 0))
 
 
 def test_a_model_with_per_row_parts_trains_some_rows_alone():
@@ -140,8 +143,7 @@ def test_a_model_with_per_row_parts_trains_some_rows_alone():
     row ends as it does trained alone."""
     from fedlab.algorithms.personalized import _Frozen
 
-    xs, ys = make_clients()
-    data = ClientData.from_arrays([x[: 2 + 5 * k] for k, x in enumerate(xs)], [y[: 2 + 5 * k] for k, y in enumerate(ys)])
+    data = _unequal_clients()
     base = MLP(5, (4,), 3)
     full = _stack(base, data.n_clients)
     head = {k: full[k] for k in ("w1", "b1")}      # frozen per row; the body (w0, b0) trains
