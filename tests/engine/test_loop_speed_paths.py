@@ -125,3 +125,26 @@ def test_broadcast_params_are_checked_once_per_distinct_entry():
     single["w0"][1, 2] = float("nan")
     with pytest.raises(ValueError, match="finite"):
         check_params(model, broadcast(single, 1000), rows=1000)
+
+
+def test_loop_output_memory_is_reused_only_once_released(small_clients):
+    """The loop path hands its previous output's memory out again (no fresh pages to fault in) only when the caller
+    holds neither it nor a view of it; results never change."""
+    model, solver = MLP(5, (7,), 3), LocalSGD(lr=0.1, local_steps=2)
+    params = broadcast(model.init(torch.Generator().manual_seed(0)), small_clients.n_clients)
+
+    def train():
+        return local_train(model, params, small_clients, solver, key=(1, 0), backend="loop").params
+
+    first = train()
+    name = next(iter(first))
+    expected = {k: v.clone() for k, v in first.items()}
+    view, address = first[name][1:], first[name].data_ptr()
+    del first
+    second = train()                          # a view of the first output is held: fresh memory
+    assert second[name].data_ptr() != address and torch.equal(view, expected[name][1:])
+    address = {k: v.data_ptr() for k, v in second.items()}
+    del second
+    third = train()                           # nothing holds the second output: its memory again
+    assert {k: v.data_ptr() for k, v in third.items()} == address
+    assert all(torch.equal(third[k], expected[k]) for k in expected)
