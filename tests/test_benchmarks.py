@@ -50,3 +50,23 @@ def test_the_cnn_benchmark_runs_and_names_the_auto_choice():
                           capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr
     assert "cifar-20" in done.stdout and "auto chose" in done.stdout
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs a git checkout (it compares two revisions)")
+def test_the_full_mode_benchmark_times_both_checkouts_and_cleans_up():
+    worktrees = subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True).stdout
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "full_mode.py"), "--before", "HEAD",
+                           "--mode", "smoke", "--only", "00_primer"],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    row = done.stdout.splitlines()[-1].split()
+    assert row[0] == "00_primer" and row[3].endswith("x") and row[-1].endswith("x")
+    assert float(row[1].rstrip("s")) > 0 and float(row[4].rstrip("s")) > 0
+    assert subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], capture_output=True,
+                          text=True).stdout == worktrees
+
+
+def test_the_full_mode_benchmark_names_a_missing_notebook():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "full_mode.py"), "--before", "HEAD",
+                           "--only", "no_such_notebook"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "no_such_notebook" in done.stderr
