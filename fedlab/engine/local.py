@@ -338,14 +338,15 @@ def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None)
 
 
 def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
-          lr: float, stacked: bool, own_grads: bool = False) -> None:
+          lr: float, stacked: bool, own_grads: bool = False, active: Tensor | None = None) -> None:
     """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``.
 
     SGD's step ``lr * g`` takes no temporary, with ``p.sub_(lr * g)``'s rounding (``p.add_(g, alpha=-lr)`` would fuse
     the multiply-add and round differently): it is scaled in place in ``g`` when ``g`` belongs to this step (made
     here, or ``own_grads``: the gradients were computed for this step alone, and each fills memory of its own), else
-    written into ``work["scratch"]``, made at the first step and reused by the next ones."""
-    work["steps"] += 1
+    written into ``work["scratch"]``, made at the first step and reused by the next ones. ``active`` (stacked plain
+    SGD only): the rows that step; the others' step is zeroed (exact: ``x * 1`` and ``p - 0`` round to themselves)."""
+    work["steps"] += 1 if active is None else active
     own_grads = own_grads and _unshared(grads)
     for i, (name, p) in enumerate(theta.items()):
         g, own = grads[i], own_grads
@@ -353,6 +354,8 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
             g, own = g + solver.weight_decay * p, True
         if solver.prox_mu:
             g, own = g + solver.prox_mu * (p - anchor[name]), True
+        if active is not None:
+            g, own = g * _rows_view(active.to(g.dtype), g, stacked), True
         if solver.optimizer == "sgd":
             if solver.momentum:
                 buf, own = work["moments"]["buf"][i], False
@@ -445,10 +448,10 @@ def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: 
             continue
         groups = None if n_active[e] == len(flat) else torch.nonzero(step_active[:, e]).flatten()
         batch = _StepBatch(data, flat[:, e], yb[:, e], None if wb is None else wb[:, e], copies)
-        if groups is None:
-            per_row = _train_step(model, theta, work, anchor, solver, lr, own_grads, batch)
+        if groups is None or _masks_rows(solver, n_active[e], len(flat)):
+            held = None if groups is None else step_active[:, e].repeat_interleave(copies)
+            total += _train_step(model, theta, work, anchor, solver, lr, own_grads, batch, held)
             work["fresh"] = False
-            total += per_row
         else:
             sel = (groups.view(-1, 1) * copies + torch.arange(copies, device=groups.device)).flatten()
             total[sel] += _train_rows_step(model, theta, work, anchor, solver, lr, own_grads, batch.of(groups, sel),
@@ -477,11 +480,19 @@ class _StepBatch(NamedTuple):
                                            **({} if self.copies == 1 else {"copies": self.copies}))
 
 
+def _masks_rows(solver: LocalSGD, n_active: int, n_groups: int) -> bool:
+    """Whether a step in which only ``n_active`` of ``n_groups`` groups of rows have data trains every row with a
+    zero step for the others (plain SGD, when most rows train: cheaper than taking the rows out and back)."""
+    return solver.optimizer == "sgd" and not solver.momentum and solver.radius is None and 2 * n_active >= n_groups
+
+
 def _train_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD, lr: float,
-                own_grads: bool, batch: _StepBatch) -> Tensor:
-    """One optimizer step of every row in place; returns the rows' minibatch losses."""
+                own_grads: bool, batch: _StepBatch, active: Tensor | None = None) -> Tensor:
+    """One optimizer step of every row in place; returns the rows' minibatch losses. With ``active`` (plain SGD,
+    see :func:`_masks_rows`), the other rows, whose minibatches hold no sample and so have a zero loss, keep their
+    parameters and step counts: their step is multiplied by zero."""
     per_row, grads = batch.loss_and_grad(model, theta)
-    _step(theta, grads, work, anchor, solver, lr, stacked=True, own_grads=own_grads)
+    _step(theta, grads, work, anchor, solver, lr, stacked=True, own_grads=own_grads, active=active)
     return per_row
 
 

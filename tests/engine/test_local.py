@@ -3,7 +3,8 @@ import pytest
 import torch
 from torch import nn
 
-from fedlab.engine import ClientData, DivergenceError, LocalSGD, draw_batches, local_sgd
+from fedlab.engine import ClientData, DivergenceError, LocalSGD, draw_batches, local_sgd, local_train
+from fedlab.engine import local as engine_local
 from fedlab.models import MLP, LinearModel, ModuleModel, SmallCNN, init_stacked
 
 from helpers import make_clients
@@ -111,8 +112,6 @@ def test_several_models_per_client_share_minibatches(small_clients):
 def test_components_of_a_client_are_gathered_once(small_clients, model, monkeypatch):
     """Rows in runs of one client (FedEM's components) take their shared minibatch once, and train as if each had
     its own copy; rows that do not come in such runs are trained row by row."""
-    from fedlab.engine import local as engine_local
-
     rows = torch.arange(small_clients.n_clients).repeat_interleave(3)
     idx = draw_batches(small_clients.n, 2, 4, (0,))[rows]
     assert engine_local._copies(rows, idx, None) == 3
@@ -136,6 +135,24 @@ def test_epochs_of_unequal_clients_train_only_the_rows_with_data(solver):
     """A step past a small client's data trains the other rows alone (batched equals the loop), and the small
     client's parameters and optimizer state stay as they were."""
     _assert_batched_equals_loop(LinearModel(5, 3), _unequal_clients(), solver, key=(2, 0))
+
+
+@pytest.mark.parametrize("model", [LinearModel(5, 3), MLP(5, (4,), 3)], ids=["linear", "mlp"])
+def test_zeroed_steps_of_rows_without_data_equal_training_the_others_alone(monkeypatch, model):
+    """Plain SGD past a small client's data either trains every row with a zero step for the rows without data or
+    takes the others out: the same bits, losses and step counts (weight decay and prox included)."""
+    data = _unequal_clients()
+    params = _stack(model, data.n_clients)
+    solver = LocalSGD(lr=0.1, epochs=2, batch_size=3, weight_decay=1e-2, prox_mu=0.1)
+    results = {}
+    for masked in (True, False):
+        monkeypatch.setattr(engine_local, "_masks_rows", lambda *args, masked=masked: masked)
+        results[masked] = local_train(model, params, data, solver, key=(6, 1), backend="batched")
+    for k in params:
+        assert torch.equal(results[True].params[k], results[False].params[k]), k
+    assert torch.equal(results[True].local_loss, results[False].local_loss)
+    assert torch.equal(results[True].optimizer_state.steps, results[False].optimizer_state.steps)
+    assert results[True].optimizer_state.steps.tolist() == [2 * -(-int(n) // 3) for n in data.n]   # 2 epochs of 3
 
 
 def test_a_model_with_per_row_parts_trains_some_rows_alone():
