@@ -338,14 +338,16 @@ def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None)
 
 
 def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | None, solver: LocalSGD,
-          lr: float, stacked: bool, own_grads: bool = False, active: Tensor | None = None) -> None:
+          lr: float | Tensor, stacked: bool, own_grads: bool = False, active: Tensor | None = None) -> None:
     """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``.
 
     SGD's step ``lr * g`` takes no temporary, with ``p.sub_(lr * g)``'s rounding (``p.add_(g, alpha=-lr)`` would fuse
     the multiply-add and round differently): it is scaled in place in ``g`` when ``g`` belongs to this step (made
     here, or ``own_grads``: the gradients were computed for this step alone, and each fills memory of its own), else
     written into ``work["scratch"]``, made at the first step and reused by the next ones. ``active`` (stacked plain
-    SGD only): the rows that step; the others' step is zeroed (exact: ``x * 1`` and ``p - 0`` round to themselves)."""
+    SGD only): the rows that step; the others' step is zeroed (exact: ``x * 1`` and ``p - 0`` round to themselves).
+    ``lr`` may be a tensor of per-row step sizes (stacked SGD: replicas of a step-size grid merged by
+    :func:`~fedlab.engine.lockstep`); ``g * lr`` then rounds as with each row's own float."""
     work["steps"] += 1 if active is None else active
     own_grads = own_grads and _unshared(grads)
     for i, (name, p) in enumerate(theta.items()):
@@ -364,7 +366,8 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
                     g = buf.copy_(torch.where(first, g, buf * solver.momentum + g))
                 else:
                     g = buf.mul_(solver.momentum).add_(g)
-            p.sub_(g.mul_(lr) if own else _scaled(g, lr, work["scratch"], i))
+            row_lr = _rows_view(lr.to(g.dtype), g, stacked) if isinstance(lr, Tensor) else lr
+            p.sub_(g.mul_(row_lr) if own else _scaled(g, row_lr, work["scratch"], i))
         else:
             _adam(p, g, work, i, solver, lr, stacked)
     if solver.radius is not None:
@@ -383,7 +386,7 @@ def _unshared(tensors: Sequence[Tensor]) -> bool:
     return len({t.untyped_storage().data_ptr() for t in tensors}) == len(tensors)
 
 
-def _scaled(g: Tensor, lr: float, scratch: list, i: int) -> Tensor:
+def _scaled(g: Tensor, lr: float | Tensor, scratch: list, i: int) -> Tensor:
     """``lr * g`` written into ``scratch[i]`` (allocated like ``g`` when missing or of another shape)."""
     if scratch[i] is None or scratch[i].shape != g.shape:
         scratch[i] = torch.empty_like(g)
@@ -418,7 +421,7 @@ def _project(theta: Params, radius: float, stacked: bool) -> None:
 
 
 def _batched(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
-             weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
+             weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float | Tensor,
              state: OptimizerState | None) -> LocalResult:
     """All rows at once: one forward/backward per step on that step's minibatches, gathered when the step comes (a
     gather of the whole round's would write and re-read every row's features once more). A step in which a row has no
@@ -486,8 +489,8 @@ def _masks_rows(solver: LocalSGD, n_active: int, n_groups: int) -> bool:
     return solver.optimizer == "sgd" and not solver.momentum and solver.radius is None and 2 * n_active >= n_groups
 
 
-def _train_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD, lr: float,
-                own_grads: bool, batch: _StepBatch, active: Tensor | None = None) -> Tensor:
+def _train_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD,
+                lr: float | Tensor, own_grads: bool, batch: _StepBatch, active: Tensor | None = None) -> Tensor:
     """One optimizer step of every row in place; returns the rows' minibatch losses. With ``active`` (plain SGD,
     see :func:`_masks_rows`), the other rows, whose minibatches hold no sample and so have a zero loss, keep their
     parameters and step counts: their step is multiplied by zero."""
@@ -496,15 +499,15 @@ def _train_step(model: Model, theta: Params, work: dict, anchor: Params | None, 
     return per_row
 
 
-def _train_rows_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD, lr: float,
-                     own_grads: bool, batch: _StepBatch, rows: Tensor) -> Tensor:
+def _train_rows_step(model: Model, theta: Params, work: dict, anchor: Params | None, solver: LocalSGD,
+                     lr: float | Tensor, own_grads: bool, batch: _StepBatch, rows: Tensor) -> Tensor:
     """One optimizer step of ``rows`` alone: their parameters and state taken out, stepped, and written back."""
     sub = {k: v[rows] for k, v in theta.items()}
     sub_work = {"moments": {k: [t[rows] for t in ts] for k, ts in work["moments"].items()},
                 "steps": work["steps"][rows], "fresh": work["fresh"], "scratch": [None] * len(theta)}
     per_row = _train_step(model.select_rows(rows), sub, sub_work,
-                          None if anchor is None else {k: v[rows] for k, v in anchor.items()}, solver, lr, own_grads,
-                          batch)
+                          None if anchor is None else {k: v[rows] for k, v in anchor.items()}, solver,
+                          lr[rows] if isinstance(lr, Tensor) else lr, own_grads, batch)
     for k, v in theta.items():
         v[rows] = sub[k]
     for k, ts in work["moments"].items():
@@ -539,7 +542,7 @@ def _state_of(work: dict, theta: Params) -> OptimizerState:
 
 
 def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Tensor, valid: Tensor | None,
-          weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float,
+          weight: Tensor | None, solver: LocalSGD, anchor: Params | None, lr: float | Tensor,
           state: OptimizerState | None) -> LocalResult:
     """The reference path: one client after another, the same maths as :func:`_batched`. Each row trains in place in
     its row of the stacked result (nothing to stack afterwards), and its steps reuse one set of step buffers."""
@@ -563,7 +566,8 @@ def _loop(model: Model, params: Params, data: ClientData, rows: Tensor, idx: Ten
                 losses = losses * weight[r][batch]
             loss = losses.mean()
             grads = torch.autograd.grad(loss, list(leaf.values()))
-            _step(theta, grads, work, anchor_r, solver, lr, stacked=False, own_grads=True)
+            _step(theta, grads, work, anchor_r, solver, float(lr[r]) if isinstance(lr, Tensor) else lr, stacked=False,
+                  own_grads=True)
             work["fresh"] = False
             losses_out[r] += loss.detach()
     return LocalResult(stacked, losses_out / _steps_taken(valid, idx.shape), _state_of(start, stacked))
@@ -678,7 +682,7 @@ class LocalJob(NamedTuple):
     weight: Tensor | None
     solver: LocalSGD
     anchor: Params | None
-    lr: float
+    lr: float | Tensor          # a tensor (R,): per-row step sizes of plain-SGD jobs merged by lockstep
     optimizer_state: OptimizerState | None
     backend: str
 
@@ -698,7 +702,7 @@ def execute(job: LocalJob) -> LocalResult:
     if not bool(torch.isfinite(result.local_loss).all()):
         bad = torch.nonzero(~torch.isfinite(result.local_loss)).flatten().tolist()
         raise DivergenceError(f"local training diverged (non-finite loss) on rows {bad[:10]}; "
-                              f"try a smaller lr (now {job.lr}).")
+                              f"try a smaller lr (now {_lr_text(job.lr)}).")
     _check_parameter_norms(result.params, job.lr)
     return result
 
@@ -784,7 +788,11 @@ def _check_sample_weight(weight, shape: tuple[int, int]) -> None:
         raise ValueError("sample_weight must hold finite non-negative weights.")
 
 
-def _check_parameter_norms(params: Params, lr: float) -> None:
+def _lr_text(lr: float | Tensor) -> str:
+    return f"{sorted(set(lr.tolist()))} per row" if isinstance(lr, Tensor) else str(lr)
+
+
+def _check_parameter_norms(params: Params, lr: float | Tensor) -> None:
     """Raise :class:`DivergenceError` when a row's parameter norm is not finite or exceeds the limit."""
     # float32 norms: a norm beyond float32's range is past the limit anyway, and no float64 copy of the rows is made
     norms = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.detach().reshape(p.shape[0], -1), dim=1)
@@ -793,4 +801,4 @@ def _check_parameter_norms(params: Params, lr: float) -> None:
     if bool(bad.any()):
         rows = torch.nonzero(bad).flatten().tolist()
         raise DivergenceError(f"local training diverged on rows {rows[:10]}: parameter norm {float(norms[rows[0]]):.3g} "
-                              f"(criterion: not finite or > {PARAMETER_NORM_LIMIT:g}); try a smaller lr (now {lr}).")
+                              f"(criterion: not finite or > {PARAMETER_NORM_LIMIT:g}); try a smaller lr (now {_lr_text(lr)}).")

@@ -7,13 +7,15 @@ row with its own parameters, data, minibatches (drawn from its own replica's key
 replica gets its rows back. Each replica keeps its own aggregation, sampling and randomness, since all of those
 run in its own thread on its own state, so a replica's History is the one it has when run alone: bit for bit with
 an explicit backend (``"auto"`` times the backends and may pick differently for a merged call). Calls that cannot
-be merged (another model, solver, step size or minibatch shape) run one after the other in the same phase.
+be merged (another model, solver or minibatch shape; another step size, except for SGD, whose merged rows each step
+with their own) run one after the other in the same phase.
 :func:`run_replicas` is the common case: one algorithm over several seeds.
 """
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import torch
@@ -41,8 +43,11 @@ def _stack_data(datas: Sequence[ClientData]) -> ClientData:
 
 
 def _merge_key(job: LocalJob) -> tuple:
-    """Jobs with equal keys train together: same model, solver, step size, backend, shapes and options."""
-    return (job.model.signature(), job.solver, job.lr, job.backend, tuple(job.idx.shape[1:]), job.valid is None,
+    """Jobs with equal keys train together: same model, solver, backend, shapes and options, and the same step size
+    unless the solver is SGD (whose rows then step with their own job's: a step-size grid trains as one)."""
+    sgd = job.solver.optimizer == "sgd"
+    return (job.model.signature(), replace(job.solver, lr=1.0) if sgd else job.solver, None if sgd else job.lr,
+            job.backend, tuple(job.idx.shape[1:]), job.valid is None,
             job.weight is None, job.anchor is None, job.optimizer_state is None, job.data.feature_shape,
             job.data.x.dtype, job.data.y.dtype, job.data.x.device)
 
@@ -133,8 +138,11 @@ class _Lockstep:
         first = jobs[0]
         rows = torch.cat([job.rows + offset for job, offset in zip(jobs, offsets)])
         state = None if first.optimizer_state is None else OptimizerState.concat([j.optimizer_state for j in jobs])
+        lrs = [job.lr for job in jobs]
+        lr = lrs[0] if all(v == lrs[0] for v in lrs) else torch.cat(
+            [torch.full((len(job.rows),), job.lr, dtype=torch.float64, device=rows.device) for job in jobs])
         return LocalJob(first.model, cat("params"), data, rows, cat("idx"), cat("valid"), cat("weight"), first.solver,
-                        cat("anchor"), first.lr, state, first.backend)
+                        cat("anchor"), lr, state, first.backend)
 
 
 def _split(result: LocalResult, sizes: list[int]) -> list[LocalResult]:

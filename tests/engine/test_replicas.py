@@ -116,3 +116,29 @@ def test_the_replicas_train_in_one_call_per_local_round(monkeypatch):
     monkeypatch.setattr(replicas, "execute", lambda job: calls.append(len(job.rows)) or real(job))
     run_replicas(FedAvg(LinearModel(5, 3), SGD, backend="batched"), _data(), seeds=SEEDS, rounds=4)
     assert calls == [3 * 6] * 4
+
+
+@pytest.mark.parametrize("backend", ["batched", "loop"])
+@pytest.mark.parametrize("solver", [LocalSGD(lr=1.0, local_steps=3, batch_size=8, weight_decay=1e-3),
+                                    LocalSGD(lr=1.0, epochs=1, batch_size=4, momentum=0.9, keep_state=True)],
+                         ids=["sgd", "momentum-epochs"])
+def test_a_step_size_grid_trains_as_one_call_and_each_run_equals_its_run_alone(monkeypatch, backend, solver):
+    """SGD runs that differ only in their step size merge: one call a round, each row stepping with its own run's
+    step size, and each History bit for bit the run's alone; Adam runs of different step sizes do not merge."""
+    from dataclasses import replace
+
+    from fedlab.engine import replicas
+    data, grid = _data(), [10 ** -0.5, 0.1, 10 ** -1.5]
+    algorithms = [FedAvg(MLP(5, (8,), 3), replace(solver, lr=lr), backend=backend) for lr in grid]
+    alone = [run(a, data, rounds=3, seed=0, progress=False)[1] for a in algorithms]
+    calls = []
+    real = replicas.execute
+    monkeypatch.setattr(replicas, "execute", lambda job: calls.append(len(job.rows)) or real(job))
+    together = lockstep([lambda a=a: run(a, data, rounds=3, seed=0, progress=False)[1] for a in algorithms])
+    assert calls == [3 * data.n_clients] * 3
+    for a, b in zip(together, alone):
+        assert_same_history(a, b)
+    calls.clear()
+    lockstep([lambda lr=lr: run(FedAvg(MLP(5, (8,), 3), replace(ADAM, lr=lr), backend=backend), data, rounds=2,
+                                seed=0, progress=False) for lr in grid[:2]])
+    assert calls == [data.n_clients] * 4
