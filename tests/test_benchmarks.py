@@ -41,7 +41,7 @@ def test_the_replicas_benchmark_runs_and_prints_its_ratios():
                           capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split()[-2:] == ["turn/1", "replicas/1"] and len(lines) == 4
+    assert lines[0].split()[-2:] == ["turn/1", "replicas/1"] and len(lines) == 5
     assert all(line.endswith("x") for line in lines[1:])
 
 
