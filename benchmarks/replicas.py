@@ -4,11 +4,11 @@ For each workload, one process times (interleaved, ``--repeats`` times, medians)
 run seed after seed, and the same five seeds as replicas in lockstep (``sweep(replicas=True)``, which calls
 :func:`fedlab.engine.lockstep`), all with the sequential executor and one torch thread, and prints the two ratios to
 one seed. The "5 step sizes" workload does the same over a step-size grid (one seed): its runs differ only in their
-step size, which lockstep merges too. Replicas merge the seeds' local
-training into one stacked call per round; what they save is the per-call overhead, not the arithmetic, so the
-gain is largest for small models and few clients. Usage: ``python benchmarks/replicas.py [--repeats 3] [--quick]
-[--device cuda]`` (on a GPU only the engine's own workloads run: the chapters' experiments train on the CPU;
-``--device cuda`` on a machine without a CUDA device says so and exits with status 1).
+step size, which lockstep merges too. Replicas merge their local training into one stacked call per round; what
+they save is the per-call overhead, not the arithmetic, so the gain is largest for small models and few clients.
+Usage: ``python benchmarks/replicas.py [--repeats 3] [--quick] [--device cuda]`` (on a GPU only the engine's own
+workloads run: the chapters' experiments train on the CPU; ``--device cuda`` on a machine without a CUDA device says
+so and exits with status 1).
 """
 from __future__ import annotations
 
