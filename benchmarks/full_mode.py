@@ -24,13 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from fedlab.workbook import find_notebooks
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def notebooks(tree: Path, only: list[str]) -> list[str]:
     """The notebooks of ``tree`` whose names contain one of ``only`` (all when it is empty), in order."""
-    names = sorted(p.stem for p in (tree / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    return [n for n in names if not only or any(o in n for o in only)]
+    return [p.stem for p in find_notebooks(tree / "notebooks") if not only or any(o in p.stem for o in only)]
 
 
 def timed_run(tree: Path, notebook: str, mode: str, build: Path) -> tuple[float, float]:
