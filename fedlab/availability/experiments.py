@@ -23,7 +23,7 @@ from fedlab.models import LinearModel
 
 __all__ = ["AUTHORS_OPTIMIZER", "DEFAULT_LR", "METHOD_LABELS", "availability_setup", "method_label",
            "comparison_configs", "by_label", "seed_stats", "seed_values", "format_spread", "run_availability",
-           "summarize_run", "estimator_errors", "step_size_configs", "tune_step_sizes", "curves_by",
+           "summarize_run", "estimator_errors", "step_size_configs", "tune_step_sizes", "tuned_configs", "curves_by",
            "exclusion_when_available"]
 
 DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
@@ -368,6 +368,24 @@ def _best_cell(grid: dict, metric: str) -> dict:
     i, j = np.unravel_index(np.argmax(np.nan_to_num(score, nan=-np.inf)), score.shape)
     return {"lrs": lrs, "server_lrs": server_lrs, "grid": score.tolist(), "best": (lrs[i], server_lrs[j]),
             "runs": grid[(lrs[i], server_lrs[j])]}
+
+
+def tuned_configs(tuned: dict, configs) -> list[dict]:
+    """The configs of a :func:`step_size_configs` grid at each method's tuned pair (``tuned[label]["best"]``), to be
+    run again on seeds the tuning did not see: the best of a grid, judged on the seeds that chose it, is biased upward.
+    """
+    check_type("tuned", tuned, dict)
+    configs = check_type("configs", configs, (tuple, list))
+    out = []
+    for label, t in tuned.items():
+        if not isinstance(t, dict) or "best" not in t:
+            raise TypeError(f"tuned[{label!r}] must be tune_step_sizes' entry (with 'best'), got {t!r:.80}.")
+        match = [c for c in configs if method_label(c) == label and (c.get("lr"), c.get("server_lr")) == t["best"]]
+        if len(match) != 1:
+            raise ValueError(f"configs must hold exactly one config of {label!r} at steps {t['best']}, "
+                             f"found {len(match)}.")
+        out.append(dict(match[0]))
+    return out
 
 
 def curves_by(records, key: str, metric: str = "final_accuracy") -> dict:
