@@ -376,6 +376,8 @@ def tuned_configs(tuned: dict, configs) -> list[dict]:
     """
     check_type("tuned", tuned, dict)
     configs = check_type("configs", configs, (tuple, list))
+    if not all(isinstance(c, dict) for c in configs):
+        raise TypeError(f"configs must be a list of step_size_configs' config dicts, got {configs!r:.80}.")
     out = []
     for label, t in tuned.items():
         if not isinstance(t, dict) or "best" not in t:
