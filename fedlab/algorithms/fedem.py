@@ -59,6 +59,7 @@ __all__ = [
 PI_INITS = ("uniform", "random")
 MixingSpec = Union[np.ndarray, Callable[[int, np.random.Generator], np.ndarray]]
 _LOG_FLOOR = 1e-12
+_CHUNK = 32   # clients a chunk in component_losses: cut to similar sizes, their padding is small
 
 
 # ----------------------------------------------------------------------------------------------
@@ -254,8 +255,11 @@ def _check_components(model: Model, components, data: ClientData) -> list[Params
 
 
 @torch.no_grad()
-def component_losses(model: Model, components: list[Params] | Params, data: ClientData) -> Tensor:
+def component_losses(model: Model, components: list[Params] | Params, data: ClientData, clients=None) -> Tensor:
     r"""Per-sample losses :math:`\ell(h_{\theta_m}(x_i), y_i)` of every component on every client, ``(K, M, n_max)`` float64.
+
+    Clients are taken in order of size, a chunk at a time, each chunk cut to its largest client: the work follows
+    the valid samples, not the padding (the E-step (3.12) runs on every training sample every round).
 
     Parameters
     ----------
@@ -263,15 +267,24 @@ def component_losses(model: Model, components: list[Params] | Params, data: Clie
     components : dict of Tensor (M, ...) (shared components) or list of M dicts of Tensor (K, ...)
         (per-client copies, as in D-FedEM).
     data : ClientData
+    clients : sequence of int, optional
+        Only these clients (rows of the result, in this order); default all.
 
     Returns
     -------
-    Tensor (K, M, n_max); padded entries are meaningless (mask them with ``data.mask``).
+    Tensor (len(clients), M, n_max); padded entries are meaningless (mask them with ``data.mask``).
     """
     comps = _check_components(model, components, data)
-    out = _component_outputs(model, comps, data)
-    y = data.y.unsqueeze(1).expand(-1, len(comps), -1)
-    return model.per_sample_loss(out, y).to(torch.float64)
+    rows = torch.arange(data.n_clients, device=data.device) if clients is None else data.check_clients(clients)
+    n = data.n[rows]
+    losses = torch.zeros((len(rows), len(comps), data.x.shape[1]), dtype=torch.float64, device=data.device)
+    for part in torch.argsort(n, stable=True).split(_CHUNK):
+        length, chunk = int(n[part].max()), rows[part]
+        x, y = data.x[:, :length].index_select(0, chunk), data.y[:, :length].index_select(0, chunk)
+        for m, comp in enumerate(comps):
+            outputs = model.forward_stacked({k: v[chunk] for k, v in comp.items()}, x)
+            losses[part, m, :length] = model.per_sample_loss(outputs, y).to(torch.float64)
+    return losses
 
 
 @torch.no_grad()
@@ -448,26 +461,27 @@ class FedEM:
                             optimizer=optimizer)
 
     def _local_update(self, params_rows: Params, train: ClientData, clients: np.ndarray, pi: Tensor,
-                      comps: list[Params], key: tuple, scale=None, optimizer: OptimizerState | None = None
+                      comps: Params | list[Params], key: tuple, scale=None, optimizer: OptimizerState | None = None
                       ) -> tuple[Params, Tensor, Tensor, float, OptimizerState | None]:
-        """E-step, π update and local SGD for the given clients. Returns (new rows, new π, local loss, mean NLL, the
-        population's optimizer state: row t * M + m is client t's component m)."""
+        """E-step, π update and local SGD for the given clients (``comps``: every client's components, as
+        :func:`component_losses` takes them). Returns (new rows, new π, local loss, mean NLL, the population's
+        optimizer state: row t * M + m is client t's component m)."""
         m = self.n_components
-        sub = train if len(clients) == train.n_clients else train.select(clients)
+        chosen = torch.as_tensor(clients, device=train.device)
         rows = np.repeat(clients, m)
         if m == 1:  # q ≡ 1: the local objective is exactly FedAvg's
             new_pi = torch.ones((len(clients), 1), dtype=torch.float64, device=train.device)
             sample_weight = None if scale is None else _responsibility_weights(
-                torch.ones((len(clients), 1, sub.x.shape[1]), dtype=torch.float64, device=train.device), train, rows,
+                torch.ones((len(clients), 1, train.x.shape[1]), dtype=torch.float64, device=train.device), train, rows,
                 scale)
             nll = float("nan")
         else:
-            losses = component_losses(self.model, comps, sub)
-            log_pi = _log(pi)
+            losses = component_losses(self.model, comps, train, clients)
+            log_pi, mask, n = _log(pi), train.mask[chosen], train.n[chosen]
             q = e_step(log_pi, losses)
-            new_pi = update_pi(q, sub.mask)
-            ll = mixture_log_likelihood(log_pi, losses, sub.mask)
-            nll = float(-(ll * sub.n.double()).sum() / sub.n.sum())
+            new_pi = update_pi(q, mask)
+            ll = mixture_log_likelihood(log_pi, losses, mask)
+            nll = float(-(ll * n.double()).sum() / n.sum())
             sample_weight = _responsibility_weights(q, train, rows, None if scale is None else np.repeat(scale, m))
         state_rows = (clients[:, None] * m + np.arange(m)).ravel()
         new, loss, optimizer = train_rows(self.model, self.solver, params_rows, train, key=key, round_index=key[1],
@@ -482,8 +496,7 @@ class FedEM:
                 {"participants": [], "local_loss": float("nan"), "nll": float("nan")}
         m, c = self.n_components, len(chosen)
         start = {k: v.repeat(c, *([1] * (v.dim() - 1))) for k, v in state.params.items()}  # row r: comp r % M
-        comps = _shared_components(state.params, c)
-        new, new_pi, loss, nll, optimizer = self._local_update(start, data.train, chosen, state.pi[chosen], comps,
+        new, new_pi, loss, nll, optimizer = self._local_update(start, data.train, chosen, state.pi[chosen], state.params,
                                                                (seed, state.round, Stream.LOCAL),
                                                                optimizer=state.optimizer)
         p = client_weights(self.weights, data.train)

@@ -166,11 +166,19 @@ class ClientData:
 
     def select(self, clients: Sequence[int] | Tensor) -> "ClientData":
         """The sub-population of the given client indices (in that order)."""
-        idx = torch.as_tensor(clients, dtype=torch.long, device=self.device)
-        if idx.dim() != 1 or len(idx) == 0 or int(idx.min()) < 0 or int(idx.max()) >= self.n_clients:
-            raise ValueError(f"clients must be a non-empty list of indices in [0, {self.n_clients}).")
+        idx = self.check_clients(clients)
         w = None if self.weight is None else self.weight[idx]
         return ClientData._derived(self.x[idx], self.y[idx], self.n[idx], w)
+
+    def check_clients(self, clients: Sequence[int] | Tensor) -> Tensor:
+        """``clients`` as a long tensor on this data's device, when it is a non-empty 1-D list of client indices."""
+        arr = clients if isinstance(clients, Tensor) else np.asarray(clients)
+        kind_ok = (not arr.is_floating_point() and arr.dtype != torch.bool) if isinstance(arr, Tensor) else \
+            arr.dtype.kind in "iu"
+        if not kind_ok or arr.ndim != 1 or len(arr) == 0 or int(arr.min()) < 0 or int(arr.max()) >= self.n_clients:
+            raise ValueError(f"clients must be a non-empty 1-D list of client indices in [0, {self.n_clients}), got "
+                             f"{clients!r:.80}.")
+        return torch.as_tensor(arr, dtype=torch.long, device=self.device)
 
     def with_weight(self, weight: Tensor | None) -> "ClientData":
         """The same samples with new per-sample weights ``(K, n_max)`` (``None`` removes them)."""

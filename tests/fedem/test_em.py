@@ -130,6 +130,32 @@ def test_fit_mixture_weights_rejects_clients_without_data():
         fit_mixture_weights(model, comps, empty)
 
 
+def test_component_losses_follow_each_client_in_chunks_of_similar_size():
+    """More clients than a chunk, of very different sizes: every valid loss is its client's own, for all clients, a
+    subset in any order, and per-client components (D-FedEM's)."""
+    model = LinearModel(3, 2)
+    comps = init_components(model, 2, seed=1)
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(1, 40, size=70)
+    data = ClientData.from_arrays([rng.normal(size=(n, 3)) for n in sizes], [rng.integers(0, 2, n) for n in sizes])
+    losses = component_losses(model, comps, data)
+    for t in (0, 17, 69):
+        x, y, _ = data.client(t)
+        for m in range(2):
+            direct = model.per_sample_loss(model.forward({k: v[m] for k, v in comps.items()}, x), y).double()
+            assert torch.allclose(losses[t, m, :sizes[t]], direct, atol=1e-6)
+    subset = component_losses(model, comps, data, clients=[69, 3, 17])
+    assert subset.shape == (3, 2, data.x.shape[1])
+    mask = data.mask[[69, 3, 17]].unsqueeze(1).expand_as(subset)
+    assert torch.allclose(subset[mask], losses[[69, 3, 17]][mask])
+    per_client = [{k: v[m].expand(70, *v.shape[1:]).clone() for k, v in comps.items()} for m in range(2)]
+    full_mask = data.mask.unsqueeze(1).expand_as(losses)
+    assert torch.allclose(component_losses(model, per_client, data)[full_mask], losses[full_mask])
+    for bad in ([], [70], [0.5], [[0, 1]]):
+        with pytest.raises(ValueError, match="clients"):
+            component_losses(model, comps, data, clients=bad)
+
+
 def test_component_losses_and_mixture_metrics():
     model = LinearModel(3, 2)
     comps = init_components(model, 2, seed=0)
