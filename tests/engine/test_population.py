@@ -104,5 +104,7 @@ def test_derived_data_keep_their_checks_and_new_weights_are_checked():
                           (torch.full((3, 6), float("nan")), "finite")]:
         with pytest.raises(ValueError, match=f"weight .*{match}|{match}"):
             data.with_weight(weight)
-    with pytest.raises(ValueError, match="clients must be a non-empty list of indices"):
-        data.select([3])
+    for bad in ([3], [], [0.5], [[0, 1]], "0", [True]):
+        with pytest.raises(ValueError, match="clients must be a non-empty 1-D list of client indices"):
+            data.select(bad)
+    assert data.check_clients(np.array([2, 0])).tolist() == [2, 0]
