@@ -45,7 +45,7 @@ RESULT_KEYS = {
     "chi2": "{'q1', 'q2', 'midpoint'}: χ² at the Prop. D.23 counterexample",
     "decide": "tune_step_sizes' output of the deciding experiment",
     "decide_held_out": "{label: {seed: result}}: each method of the deciding experiment at its tuned step pair, on "
-                       "seeds the tuning did not see (tuned_configs)",
+                       "seeds the tuning did not see (its tune_step_sizes \"config\")",
     "decide_clients": "clients of the deciding experiment",
     "decide_rounds": "rounds of the deciding experiment",
     "heterogeneity": "curves_by(..., 'heterogeneity') of Fig. 2.13",

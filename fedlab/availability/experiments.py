@@ -23,7 +23,7 @@ from fedlab.models import LinearModel
 
 __all__ = ["AUTHORS_OPTIMIZER", "DEFAULT_LR", "METHOD_LABELS", "availability_setup", "method_label",
            "comparison_configs", "by_label", "seed_stats", "seed_values", "format_spread", "run_availability",
-           "summarize_run", "estimator_errors", "step_size_configs", "tune_step_sizes", "tuned_configs", "curves_by",
+           "summarize_run", "estimator_errors", "step_size_configs", "tune_step_sizes", "curves_by",
            "exclusion_when_available"]
 
 DEFAULT_LR = {"leaf": 0.02, "digits": 0.1}
@@ -340,14 +340,15 @@ def tune_step_sizes(records, metric: str = "final_accuracy") -> dict:
     Returns
     -------
     dict
-        ``{label: {"lrs", "server_lrs", "grid" (L, S) seed means, "best": (lr, server_lr), "runs": {seed: result}}}``
-        with ``label`` from :func:`method_label`.
+        ``{label: {"lrs", "server_lrs", "grid" (L, S) seed means, "best": (lr, server_lr), "runs": {seed: result},
+        "config": the best pair's config}}`` with ``label`` from :func:`method_label`. Run ``config`` again on seeds the
+        tuning did not see to judge the method: the best of a grid, judged on the seeds that chose it, is biased upward.
     """
     if isinstance(records, (str, bytes, dict)) or not hasattr(records, "__iter__"):
         raise TypeError(f"records must be an iterable of sweep records, got {type(records).__name__}.")
     if not isinstance(metric, str):
         raise TypeError(f"metric must be the name of a result field, got {type(metric).__name__}.")
-    cells: dict = {}
+    cells, configs = {}, {}
     for i, rec in enumerate(records):
         if not isinstance(rec, dict) or not {"config", "seed", "result"} <= set(rec) \
                 or not {"lr", "server_lr"} <= set(rec["config"]):
@@ -355,39 +356,23 @@ def tune_step_sizes(records, metric: str = "final_accuracy") -> dict:
                             f"got {rec!r:.80}.")
         if metric not in rec["result"]:
             raise ValueError(f"records[{i}]'s result has no metric {metric!r}.")
-        key = (rec["config"]["lr"], rec["config"]["server_lr"])
-        cells.setdefault(method_label(rec["config"]), {}).setdefault(key, {})[rec["seed"]] = rec["result"]
-    return {label: _best_cell(grid, metric) for label, grid in cells.items()}
+        cell = (method_label(rec["config"]), rec["config"]["lr"], rec["config"]["server_lr"])
+        if configs.setdefault(cell, rec["config"]) != rec["config"]:
+            raise ValueError(f"records[{i}]: two configs of {cell[0]!r} at steps {cell[1:]} differ; tune one "
+                             f"step_size_configs grid at a time.")
+        cells.setdefault(cell[0], {}).setdefault(cell[1:], {})[rec["seed"]] = rec["result"]
+    return {label: _best_cell(grid, metric, configs, label) for label, grid in cells.items()}
 
 
-def _best_cell(grid: dict, metric: str) -> dict:
+def _best_cell(grid: dict, metric: str, configs: dict, label: str) -> dict:
     lrs, server_lrs = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
     score = np.full((len(lrs), len(server_lrs)), np.nan)
     for (lr, slr), runs in grid.items():
         score[lrs.index(lr), server_lrs.index(slr)] = np.mean([r[metric] for r in runs.values()])
     i, j = np.unravel_index(np.argmax(np.nan_to_num(score, nan=-np.inf)), score.shape)
-    return {"lrs": lrs, "server_lrs": server_lrs, "grid": score.tolist(), "best": (lrs[i], server_lrs[j]),
-            "runs": grid[(lrs[i], server_lrs[j])]}
-
-
-def tuned_configs(tuned: dict, configs) -> list[dict]:
-    """The configs of a :func:`step_size_configs` grid at each method's tuned pair (``tuned[label]["best"]``), to be
-    run again on seeds the tuning did not see: the best of a grid, judged on the seeds that chose it, is biased upward.
-    """
-    check_type("tuned", tuned, dict)
-    configs = check_type("configs", configs, (tuple, list))
-    if not all(isinstance(c, dict) for c in configs):
-        raise TypeError(f"configs must be a list of step_size_configs' config dicts, got {configs!r:.80}.")
-    out = []
-    for label, t in tuned.items():
-        if not isinstance(t, dict) or "best" not in t:
-            raise TypeError(f"tuned[{label!r}] must be tune_step_sizes' entry (with 'best'), got {t!r:.80}.")
-        match = [c for c in configs if method_label(c) == label and (c.get("lr"), c.get("server_lr")) == t["best"]]
-        if len(match) != 1:
-            raise ValueError(f"configs must hold exactly one config of {label!r} at steps {t['best']}, "
-                             f"found {len(match)}.")
-        out.append(dict(match[0]))
-    return out
+    best = (lrs[i], server_lrs[j])
+    return {"lrs": lrs, "server_lrs": server_lrs, "grid": score.tolist(), "best": best, "runs": grid[best],
+            "config": dict(configs[(label, *best)])}
 
 
 def curves_by(records, key: str, metric: str = "final_accuracy") -> dict:

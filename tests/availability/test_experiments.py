@@ -15,7 +15,7 @@ from fedlab.availability.data import (AVAILABILITY_DATASETS, DIGITS_SPLITS, SPAT
 from fedlab.availability.experiments import (AUTHORS_OPTIMIZER, DEFAULT_LR, availability_setup, curves_by,
                                              estimator_errors, exclusion_when_available, format_spread,
                                              run_availability, seed_stats, seed_values, step_size_configs,
-                                             tune_step_sizes, tuned_configs)
+                                             tune_step_sizes)
 from fedlab.availability.plots import (plot_availability_raster, plot_chain_memory, plot_client_weights,
                                        plot_group_weights, plot_minimizer_path, plot_step_size_grid, plot_tradeoff)
 
@@ -173,14 +173,10 @@ def test_step_size_configs_and_tuning():
     assert tuned["CA-Fed (κ̄²=1)"]["best"] == (0.01, 1.0)
     with pytest.raises(TypeError, match="records"):
         tune_step_sizes([{"config": {"method": "unbiased"}, "seed": 0, "result": {}}])
-    configs = step_size_configs("leaf", ["unbiased", "cafed"], [0.01, 0.1], [0.3, 1.0], kappa2=1.0)
-    assert tuned_configs(tuned, configs) == [
-        {"dataset": "leaf", "method": "unbiased", "lr": 0.1, "server_lr": 0.3, "kappa2": 1.0},
-        {"dataset": "leaf", "method": "cafed", "lr": 0.01, "server_lr": 1.0, "kappa2": 1.0}]
-    with pytest.raises(ValueError, match="exactly one config of 'Unbiased'"):
-        tuned_configs(tuned, configs[4:])   # cafed's only
-    with pytest.raises(TypeError, match=r"tuned\['AdaFed'\]"):
-        tuned_configs({"AdaFed": {"runs": {}}}, configs)
+    assert tuned["Unbiased"]["config"] == recs[6]["config"] and tuned["CA-Fed (κ̄²=1)"]["config"] == recs[8]["config"]
+    clash = [dict(recs[0], config=dict(recs[0]["config"], rounds=99)), *recs]
+    with pytest.raises(ValueError, match="two configs of 'Unbiased'"):
+        tune_step_sizes(clash)
     fig, data = plot_step_size_grid(tuned)
     assert data["Unbiased"]["best"] == (0.1, 0.3) and data["Unbiased"]["grid"].shape == (2, 2)
     assert len(fig.axes) == 2
