@@ -319,11 +319,11 @@ def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> 
 
 def _start_state(solver: LocalSGD, params: Params, state: OptimizerState | None) -> dict:
     """The rows' optimizer state as working tensors (copies, updated in place by :func:`_step`), and ``"scratch"``,
-    the buffers :func:`_step` writes its intermediate tensors into (:func:`_buffer`).
+    where :func:`_step` writes each parameter's scaled step.
 
     SGD without momentum reads and writes no buffer: its buffers are not copied but handed on unchanged in ``"held"``
     (the starting state's, or zeros broadcast from one element), and only the step counts are working copies."""
-    scratch: dict = {}
+    scratch = [None] * len(params)
     if solver.optimizer == "sgd" and not solver.momentum:
         first = next(iter(params.values()))
         if state is None:
@@ -341,28 +341,23 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
           lr: float | Tensor, stacked: bool, own_grads: bool = False, active: Tensor | None = None) -> None:
     """One optimizer step in place on ``theta`` (stacked rows or a single client) and on its state ``work``.
 
-    No step allocates: SGD's step ``lr * g``, with ``p.sub_(lr * g)``'s rounding (``p.add_(g, alpha=-lr)`` would fuse
-    the multiply-add and round differently), is scaled in place in ``g`` when ``g`` belongs to this step (made here,
-    or ``own_grads``: the gradients were computed for this step alone, and each fills memory of its own), else
-    written into a buffer of ``work["scratch"]``; weight decay, the proximal term and ``active`` are applied in place
-    to the gradient (copied first into a buffer when it is not this step's), each term rounded as in
-    ``g + weight_decay * p``. ``active`` (stacked plain SGD only): the rows that step; the others' step is zeroed
-    (exact: ``x * 1`` and ``p - 0`` round to themselves).
+    SGD's step ``lr * g`` takes no temporary, with ``p.sub_(lr * g)``'s rounding (``p.add_(g, alpha=-lr)`` would fuse
+    the multiply-add and round differently): it is scaled in place in ``g`` when ``g`` belongs to this step (made
+    here, or ``own_grads``: the gradients were computed for this step alone, and each fills memory of its own), else
+    written into ``work["scratch"]``, made at the first step and reused by the next ones. ``active`` (stacked plain
+    SGD only): the rows that step; the others' step is zeroed (exact: ``x * 1`` and ``p - 0`` round to themselves).
     ``lr`` may be a tensor of per-row step sizes (stacked SGD: replicas of a step-size grid merged by
     :func:`~fedlab.engine.lockstep`); ``g * lr`` then rounds as with each row's own float."""
     work["steps"] += 1 if active is None else active
     own_grads = own_grads and _unshared(grads)
-    decay = solver.weight_decay and solver.optimizer != "adamw"
     for i, (name, p) in enumerate(theta.items()):
         g, own = grads[i], own_grads
-        if (decay or solver.prox_mu or active is not None) and not own:
-            g, own = _buffer(work, "grad", i, g).copy_(g), True
-        if decay:
-            g.add_(torch.mul(p, solver.weight_decay, out=_buffer(work, "term", i, p)))
+        if solver.weight_decay and solver.optimizer != "adamw":
+            g, own = g + solver.weight_decay * p, True
         if solver.prox_mu:
-            g.add_(torch.sub(p, anchor[name], out=_buffer(work, "term", i, p)).mul_(solver.prox_mu))
+            g, own = g + solver.prox_mu * (p - anchor[name]), True
         if active is not None:
-            g.mul_(_rows_view(active.to(g.dtype), g, stacked))
+            g, own = g * _rows_view(active.to(g.dtype), g, stacked), True
         if solver.optimizer == "sgd":
             if solver.momentum:
                 buf, own = work["moments"]["buf"][i], False
@@ -372,7 +367,7 @@ def _step(theta: Params, grads: Sequence[Tensor], work: dict, anchor: Params | N
                 else:
                     g = buf.mul_(solver.momentum).add_(g)
             row_lr = _rows_view(lr.to(g.dtype), g, stacked) if isinstance(lr, Tensor) else lr
-            p.sub_(g.mul_(row_lr) if own else torch.mul(g, row_lr, out=_buffer(work, "step", i, g)))
+            p.sub_(g.mul_(row_lr) if own else _scaled(g, row_lr, work["scratch"], i))
         else:
             _adam(p, g, work, i, solver, lr, stacked)
     if solver.radius is not None:
@@ -391,15 +386,11 @@ def _unshared(tensors: Sequence[Tensor]) -> bool:
     return len({t.untyped_storage().data_ptr() for t in tensors}) == len(tensors)
 
 
-def _buffer(work: dict, kind: str, i: int, like: Tensor) -> Tensor:
-    """Parameter ``i``'s buffer ``kind`` in ``work["scratch"]``, shaped like ``like``: made at its first use and reused
-    by the next steps (a temporary per step would cost its allocation and, on the CPU, a page fault per 4 KiB page at
-    its first write)."""
-    held = work["scratch"].setdefault(kind, {})
-    buf = held.get(i)
-    if buf is None or buf.shape != like.shape or buf.dtype != like.dtype or buf.device != like.device:
-        buf = held[i] = torch.empty_like(like)
-    return buf
+def _scaled(g: Tensor, lr: float | Tensor, scratch: list, i: int) -> Tensor:
+    """``lr * g`` written into ``scratch[i]`` (allocated like ``g`` when missing or of another shape)."""
+    if scratch[i] is None or scratch[i].shape != g.shape:
+        scratch[i] = torch.empty_like(g)
+    return torch.mul(g, lr, out=scratch[i])
 
 
 def _adam(p: Tensor, g: Tensor, work: dict, i: int, solver: LocalSGD, lr: float, stacked: bool) -> None:
@@ -513,7 +504,7 @@ def _train_rows_step(model: Model, theta: Params, work: dict, anchor: Params | N
     """One optimizer step of ``rows`` alone: their parameters and state taken out, stepped, and written back."""
     sub = {k: v[rows] for k, v in theta.items()}
     sub_work = {"moments": {k: [t[rows] for t in ts] for k, ts in work["moments"].items()},
-                "steps": work["steps"][rows], "fresh": work["fresh"], "scratch": {}}
+                "steps": work["steps"][rows], "fresh": work["fresh"], "scratch": [None] * len(theta)}
     per_row = _train_step(model.select_rows(rows), sub, sub_work,
                           None if anchor is None else {k: v[rows] for k, v in anchor.items()}, solver,
                           lr[rows] if isinstance(lr, Tensor) else lr, own_grads, batch)
