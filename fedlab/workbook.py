@@ -20,6 +20,7 @@ A solution is a cell whose metadata has ``{"jupyter": {"source_hidden": true}}``
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import functools
 import html
@@ -27,6 +28,7 @@ import io
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 import warnings
@@ -1007,6 +1009,20 @@ def _sphinx(source: Path, build: Path, doctrees: Path) -> list[str]:
     return [line for line in log.getvalue().splitlines() if line.strip()]
 
 
+@contextlib.contextmanager
+def _no_folder_beside(build: Path):
+    """Remove what myst-nb writes beside the site (``build/../jupyter_execute``, its notebooks and their images: the
+    site holds its own copies), unless that folder was there before: with the default ``build/``, it is the
+    repository's root."""
+    beside = build.resolve().parent / "jupyter_execute"
+    existed = beside.exists()
+    try:
+        yield
+    finally:
+        if not existed:
+            shutil.rmtree(beside, ignore_errors=True)
+
+
 def build_report(results: list[NotebookResult], build: Path, mode: str,
                  records: dict | None = None) -> tuple[Path, list[str]]:
     """Write ``summary.json``, ``claims.json`` (every chapter's claims) and the site into ``build``.
@@ -1024,7 +1040,8 @@ def build_report(results: list[NotebookResult], build: Path, mode: str,
         records = {name: rec for name, rec in (records or {}).items() if any(r.name == name for r in results)}
         thumbnails = _stage(results, build, source, records)
         (source / "index.md").write_text(scoreboard_markdown(results, mode, thumbnails, records), encoding="utf-8")
-        notes = _sphinx(source, build, Path(tmp) / "doctrees")
+        with _no_folder_beside(build):
+            notes = _sphinx(source, build, Path(tmp) / "doctrees")
     _notebook_sources(results, build)
     report_warnings = build / "report-warnings.txt"
     report_warnings.unlink(missing_ok=True)

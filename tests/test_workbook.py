@@ -291,6 +291,7 @@ def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path,
     assert (build / "00_good.html").exists() and (build / "01_bad.html").exists()
     assert (build / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
     assert not (build / "report-warnings.txt").exists()
+    assert not (build.parent / "jupyter_execute").exists()   # myst-nb's copies beside the site are removed
     assert lines[-6:-1] == scoreboard_lines([good, bad])
     assert lines[-1].strip().startswith(f"Report: {build / 'index.html'}")
     terminal = capfd.readouterr()
