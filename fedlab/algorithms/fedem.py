@@ -467,7 +467,6 @@ class FedEM:
         :func:`component_losses` takes them). Returns (new rows, new π, local loss, mean NLL, the population's
         optimizer state: row t * M + m is client t's component m)."""
         m = self.n_components
-        chosen = torch.as_tensor(clients, device=train.device)
         rows = np.repeat(clients, m)
         if m == 1:  # q ≡ 1: the local objective is exactly FedAvg's
             new_pi = torch.ones((len(clients), 1), dtype=torch.float64, device=train.device)
@@ -477,6 +476,7 @@ class FedEM:
             nll = float("nan")
         else:
             losses = component_losses(self.model, comps, train, clients)
+            chosen = torch.as_tensor(clients, device=train.device)
             log_pi, mask, n = _log(pi), train.mask[chosen], train.n[chosen]
             q = e_step(log_pi, losses)
             new_pi = update_pi(q, mask)
