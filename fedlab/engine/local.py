@@ -291,6 +291,9 @@ def draw_batches(n: Tensor, steps: int, batch_size: int, key: Sequence[int]) -> 
     return torch.minimum(idx, (n - 1).view(-1, 1, 1))
 
 
+_SORT_CHUNK = 32   # clients a sort in draw_epochs: sorted by size, each sort cut to its largest client
+
+
 def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> tuple[Tensor, Tensor]:
     """Shuffled passes over every client's data: indices ``(K, S, batch_size)`` and a mask of the valid entries.
 
@@ -309,7 +312,11 @@ def draw_epochs(n: Tensor, epochs: int, batch_size: int, key: Sequence[int]) -> 
     u = torch.rand((len(n), epochs, n_max), dtype=torch.float64, generator=generator, device=generator.device)
     positions = torch.arange(n_max, device=n_cpu.device)
     u.masked_fill_(positions >= n_cpu.view(-1, 1, 1), 2.0)          # padding sorts last
-    order = u.argsort(dim=-1)
+    order = positions.expand(len(n), epochs, n_max).clone()
+    u_np, order_np = u.numpy(), order.numpy()   # numpy's sort: about 2.5 times torch's on the CPU
+    for part in torch.argsort(n_cpu, stable=True).split(_SORT_CHUNK):   # clients of similar sizes, cut to the largest
+        length, part = int(n_cpu[part].max()), part.numpy()
+        order_np[part, :, :length] = np.argsort(u_np[part, :, :length], axis=-1)
     pad = per_pass * batch_size - n_max
     order = torch.nn.functional.pad(order, (0, pad))
     valid = torch.nn.functional.pad(positions < n_cpu.view(-1, 1, 1), (0, pad)).expand_as(order)

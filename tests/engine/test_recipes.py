@@ -9,6 +9,7 @@ import torch
 
 from fedlab.engine import (ClientData, CosineLR, InverseSqrtLR, LocalSGD, MultiStepLR, draw_batches, draw_epochs,
                            initial_optimizer_state, local_sgd, local_train)
+from fedlab._rng import torch_generator
 from fedlab.models import MLP
 
 SIZES = (5, 9, 13)
@@ -111,6 +112,19 @@ def test_epochs_give_larger_clients_more_steps_and_a_partial_last_batch(setup):
     assert valid[0].sum(-1).tolist()[:2] == [4, 1]                               # 5 samples: 4 + a partial 1
     again, _ = draw_epochs(data.n, 2, 4, (0, 0, 0))
     assert torch.equal(idx, again) and not torch.equal(idx, draw_epochs(data.n, 2, 4, (0, 1, 0))[0])
+
+
+def test_epochs_follow_the_keys_uniforms_for_clients_of_any_size():
+    """More clients than one sort takes, of very different sizes: each pass orders a client's samples by the key's
+    uniform draws (one per sample and pass, drawn for the padded layout), whatever the other clients."""
+    sizes = torch.tensor([1, 200, 7, 64] * 20)
+    idx, valid = draw_epochs(sizes, 2, 16, (5, 1, 2))
+    u = torch.rand((len(sizes), 2, 200), dtype=torch.float64, generator=torch_generator(5, 1, 2))
+    per_pass = idx.reshape(len(sizes), 2, -1)
+    for k, n in enumerate(sizes.tolist()):
+        for e in range(2):
+            drawn = per_pass[k, e][valid.reshape(len(sizes), 2, -1)[k, e]]
+            assert drawn.tolist() == torch.argsort(u[k, e, :n]).tolist()
 
 
 def test_the_default_solver_is_the_plain_one(setup):
