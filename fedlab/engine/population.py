@@ -102,6 +102,13 @@ class ClientData:
         return out
 
     @functools.cached_property
+    def packed(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The valid samples without padding, client after client: ``(x (N, *features), y (N,), start (K,))``, client
+        k's being rows ``start[k] : start[k] + n[k]`` (made once per ClientData; weights are not packed)."""
+        start = torch.cumsum(self.n, 0) - self.n
+        return self.x[self.mask], self.y[self.mask], start
+
+    @functools.cached_property
     def label_max(self) -> int | None:
         """The largest class label among the valid samples (None for float targets or no samples)."""
         if self.y.is_floating_point() or not bool(self.mask.any()):

@@ -32,6 +32,15 @@ def test_pooled_select_and_histograms():
     assert np.array_equal(hist[1], np.bincount(ys[1], minlength=3))
 
 
+def test_packed_samples_are_the_clients_end_to_end():
+    xs, ys = make_clients(sizes=[3, 7, 1])
+    data = ClientData.from_arrays(xs, ys)
+    x, y, start = data.packed
+    assert start.tolist() == [0, 3, 10] and x.shape == (11, 5)
+    assert np.allclose(x.numpy(), np.concatenate(xs)) and np.array_equal(y.numpy(), np.concatenate(ys))
+    assert data.packed[0] is x                                   # made once
+
+
 def test_weights_are_padded_and_checked():
     xs, ys = make_clients(sizes=[2, 3])
     data = ClientData.from_arrays(xs, ys, [np.ones(2), np.full(3, 0.5)])

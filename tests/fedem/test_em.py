@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedlab.algorithms import fedem as fedem_module
 from fedlab.algorithms.fedem import (component_losses, e_step, fit_mixture_weights, init_components,
                                      mixture_log_likelihood, mixture_metrics, mixture_proba, update_pi)
 from fedlab.engine import ClientData
@@ -130,9 +131,11 @@ def test_fit_mixture_weights_rejects_clients_without_data():
         fit_mixture_weights(model, comps, empty)
 
 
-def test_component_losses_follow_each_client_in_chunks_of_similar_size():
-    """More clients than a chunk, of very different sizes: every valid loss is its client's own, for all clients, a
-    subset in any order, and per-client components (D-FedEM's)."""
+def test_component_losses_follow_each_client_packed_or_in_chunks(monkeypatch):
+    """More clients than a chunk and more samples than a forward pass, of very different sizes: every valid loss is
+    its client's own, for all clients, a subset in any order (a client twice), and per-client components (D-FedEM's,
+    in chunks of similar size)."""
+    monkeypatch.setattr(fedem_module, "_SAMPLES", 97)
     model = LinearModel(3, 2)
     comps = init_components(model, 2, seed=1)
     rng = np.random.default_rng(1)
@@ -144,10 +147,11 @@ def test_component_losses_follow_each_client_in_chunks_of_similar_size():
         for m in range(2):
             direct = model.per_sample_loss(model.forward({k: v[m] for k, v in comps.items()}, x), y).double()
             assert torch.allclose(losses[t, m, :sizes[t]], direct, atol=1e-6)
-    subset = component_losses(model, comps, data, clients=[69, 3, 17])
-    assert subset.shape == (3, 2, data.x.shape[1])
-    mask = data.mask[[69, 3, 17]].unsqueeze(1).expand_as(subset)
-    assert torch.allclose(subset[mask], losses[[69, 3, 17]][mask])
+    chosen = [69, 3, 17, 3]
+    subset = component_losses(model, comps, data, clients=chosen)
+    assert subset.shape == (4, 2, data.x.shape[1])
+    mask = data.mask[chosen].unsqueeze(1).expand_as(subset)
+    assert torch.allclose(subset[mask], losses[chosen][mask], atol=1e-6)
     per_client = [{k: v[m].expand(70, *v.shape[1:]).clone() for k, v in comps.items()} for m in range(2)]
     full_mask = data.mask.unsqueeze(1).expand_as(losses)
     assert torch.allclose(component_losses(model, per_client, data)[full_mask], losses[full_mask])
