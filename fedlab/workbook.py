@@ -41,6 +41,7 @@ from urllib.parse import quote
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, SCALES, Claim, save_claims, summary, tally_by_kind
 from fedlab.exercises import REFERENCE_ENV
+from fedlab.experiments import ALLOCATOR_ENV
 from fedlab.records import FOLDER as RECORDS, load_records, make_record, write_record
 from fedlab.headlines import MARK as HEADLINE_MARK
 from fedlab.headlines import MIME_TYPE as HEADLINES_MIME
@@ -1076,6 +1077,8 @@ def run_workbook(*, mode: str = "smoke", only: str | None = None, build: str | o
     os.environ.setdefault("TQDM_DISABLE", "1")
     os.environ.setdefault(REFERENCE_ENV, "1")   # exercise checkers check their reference answers (fedlab.exercises)
     os.environ.setdefault("FEDLAB_KEEP_WORKERS", "1")   # a notebook's sweeps share their workers (fedlab.experiments)
+    for name, value in ALLOCATOR_ENV.items():            # the kernels' allocator keeps its freed memory
+        os.environ.setdefault(name, value)
     if mode != "smoke":  # every sweep stores its runs here, so an interrupted or repeated full run resumes
         os.environ.setdefault("FEDLAB_RESULTS", str(ROOT / "results"))
 

@@ -9,7 +9,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
-from fedlab.experiments import KEEP_WORKERS_ENV
+from fedlab.experiments import ALLOCATOR_ENV, KEEP_WORKERS_ENV
 from fedlab.headlines import MARK, MIME_TYPE as HEADLINES_MIME, Headline
 from fedlab.workbook import (NotebookResult, claims_markdown, find_notebooks, headline_numbers, is_solution,
                              key_figure, notebook_claims, page_notebook, run_workbook, scoreboard_lines,
@@ -273,6 +273,7 @@ def test_run_workbook_publishes_claims_scoreboard_and_the_failing_cell(tmp_path,
     lines = []
     good, bad = run_workbook(notebooks=nbs, build=build, jobs=2, timeout=120, echo=lines.append)
     assert os.environ[KEEP_WORKERS_ENV] == "1"       # the kernels' sweeps keep their workers from sweep to sweep
+    assert set(ALLOCATOR_ENV) <= set(os.environ)     # and the kernels' allocator keeps its freed memory
     assert good.status == "ok" and good.headline == {"mode": "smoke", "answer": "42"}
     assert good.title == "00 · Chapter Good: a test" and good.summary == "A generated chapter with `code`."
     assert good.tally == {"experiment": {"reproduced": 1, "direction only": 1, "not run": 1},

@@ -41,12 +41,12 @@ def returns_object(a, seed):
     return {"ok": 1.0, "model": object()}
 
 
-def thread_settings(a, seed):
-    """The thread-related environment and torch's thread count seen by the worker."""
+def worker_settings(a, seed):
+    """The thread and allocator environment and torch's thread count seen by the worker."""
     import sys
     torch = sys.modules.get("torch")
-    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-            "FEDLAB_NUM_THREADS": os.environ.get("FEDLAB_NUM_THREADS"),
+    names = ("OMP_NUM_THREADS", "FEDLAB_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+    return {**{name: os.environ.get(name) for name in names},
             "torch_threads": None if torch is None else torch.get_num_threads()}
 
 

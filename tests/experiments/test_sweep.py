@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.experiments import (EXECUTORS, ResultStore, SweepError, aggregate_seeds, config_key, grid, sweep,
-                                to_jsonable, to_table)
+from fedlab.experiments import (ALLOCATOR_ENV, EXECUTORS, ResultStore, SweepError, aggregate_seeds, config_key, grid,
+                                sweep, to_jsonable, to_table)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # spawned workers inherit sys.path, so they can import _sweep_workers
@@ -228,12 +228,12 @@ def test_replicas_must_be_a_bool_or_a_positive_int():
         sweep(W.fedavg_run, grid(lr=[0.1]), [0], replicas=0, executor="sequential", progress=False)
 
 
-def test_worker_processes_use_one_thread(monkeypatch):
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.delenv("FEDLAB_NUM_THREADS", raising=False)
-    (rec,) = sweep(W.thread_settings, [{"a": 0}], [0], executor="processes", max_workers=1, progress=False)
-    assert rec["result"] == {"OMP_NUM_THREADS": "1", "FEDLAB_NUM_THREADS": "1", "torch_threads": 1}
-    assert "OMP_NUM_THREADS" not in os.environ  # the parent's environment is restored
+def test_worker_processes_use_one_thread_and_keep_freed_memory(monkeypatch):
+    for name in ("OMP_NUM_THREADS", "FEDLAB_NUM_THREADS", *ALLOCATOR_ENV):
+        monkeypatch.delenv(name, raising=False)
+    (rec,) = sweep(W.worker_settings, [{"a": 0}], [0], executor="processes", max_workers=1, progress=False)
+    assert rec["result"] == {"OMP_NUM_THREADS": "1", "FEDLAB_NUM_THREADS": "1", **ALLOCATOR_ENV, "torch_threads": 1}
+    assert not {"OMP_NUM_THREADS", *ALLOCATOR_ENV} & set(os.environ)  # the parent's environment is restored
 
 
 def test_dask_executor_without_dask_asks_to_install_the_extra(monkeypatch):
