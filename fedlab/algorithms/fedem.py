@@ -277,12 +277,9 @@ def component_losses(model: Model, components: list[Params] | Params, data: Clie
     Tensor (len(clients), M, n_max); padded entries are meaningless (mask them with ``data.mask``).
     """
     comps = _check_components(model, components, data)
-    rows = None if clients is None else data.check_clients(clients)
-    if rows is not None and torch.equal(rows, torch.arange(data.n_clients, device=data.device)):
-        rows = None   # every client in order: the packed samples as they are (no copy of them)
+    rows = torch.arange(data.n_clients, device=data.device) if clients is None else data.check_clients(clients)
     if isinstance(components, dict):
         return _shared_losses(model, components, data, rows)
-    rows = torch.arange(data.n_clients, device=data.device) if rows is None else rows
     n = data.n[rows]
     losses = torch.zeros((len(rows), len(comps), data.x.shape[1]), dtype=torch.float64, device=data.device)
     for part in torch.argsort(n, stable=True).split(_CHUNK):
@@ -294,25 +291,20 @@ def component_losses(model: Model, components: list[Params] | Params, data: Clie
     return losses
 
 
-def _shared_losses(model: Model, components: Params, data: ClientData, rows: Tensor | None) -> Tensor:
-    """:func:`component_losses` of shared components ``(M, ...)``: each one's outputs on the packed valid samples of
-    ``rows`` (all clients when ``None``), :data:`_SAMPLES` at a time, written to their places in the padded result."""
-    x, y, start = data.packed
-    n_rows, n_comps, n_max = data.n_clients if rows is None else len(rows), len(next(iter(components.values()))), \
-        data.x.shape[1]
-    if rows is not None:   # the clients' stretches of the packed samples, in the order of rows
-        stretches = list(zip(start[rows].tolist(), data.n[rows].tolist()))
-        x, y = (torch.cat([t[s:s + k] for s, k in stretches]) for t in (x, y))
-    mask = data.mask if rows is None else data.mask[rows]
-    place = torch.nonzero(mask.flatten()).flatten()            # row-major: the packed order
-    place = place // n_max * (n_comps * n_max) + place % n_max  # in the (rows, M, n_max) result, component 0
-    losses = torch.zeros(n_rows * n_comps * n_max, dtype=torch.float64, device=data.device)
+def _shared_losses(model: Model, components: Params, data: ClientData, rows: Tensor) -> Tensor:
+    """:func:`component_losses` of shared components ``(M, ...)``: each one's outputs on the valid samples of ``rows``
+    end to end, :data:`_SAMPLES` at a time, written to their places in the padded result."""
+    x, y = data.valid_samples(rows)
+    n_comps, n_max = len(next(iter(components.values()))), data.x.shape[1]
+    place = torch.nonzero(data.mask.index_select(0, rows).flatten()).flatten()   # row-major: the samples' order
+    place = place // n_max * (n_comps * n_max) + place % n_max   # in the (rows, M, n_max) result, component 0
+    losses = torch.zeros(len(rows) * n_comps * n_max, dtype=torch.float64, device=data.device)
     for m in range(n_comps):
         comp = {k: v[m] for k, v in components.items()}
         loss = torch.cat([model.per_sample_loss(model.forward(comp, xs), ys)
                           for xs, ys in zip(x.split(_SAMPLES), y.split(_SAMPLES))])
         losses.index_copy_(0, place + m * n_max, loss.to(torch.float64))
-    return losses.view(n_rows, n_comps, n_max)
+    return losses.view(len(rows), n_comps, n_max)
 
 
 @torch.no_grad()

@@ -101,12 +101,19 @@ class ClientData:
         object.__setattr__(out, "mask", torch.arange(x.shape[1], device=x.device).unsqueeze(0) < n.unsqueeze(1))
         return out
 
+    def valid_samples(self, clients: Sequence[int] | Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """The clients' valid samples without padding, client after client: ``x (N, *features)`` and ``y (N,)``
+        (weights are not included). All clients (the default, or all in order) are packed once per ClientData."""
+        idx = None if clients is None else self.check_clients(clients)
+        if idx is None or torch.equal(idx, torch.arange(self.n_clients, device=self.device)):
+            return self._packed
+        n_max = self.x.shape[1]
+        flat = (idx.unsqueeze(1) * n_max + torch.arange(n_max, device=self.device))[self.mask.index_select(0, idx)]
+        return self.x.flatten(0, 1).index_select(0, flat), self.y.flatten().index_select(0, flat)
+
     @functools.cached_property
-    def packed(self) -> tuple[Tensor, Tensor, Tensor]:
-        """The valid samples without padding, client after client: ``(x (N, *features), y (N,), start (K,))``, client
-        k's being rows ``start[k] : start[k] + n[k]`` (made once per ClientData; weights are not packed)."""
-        start = torch.cumsum(self.n, 0) - self.n
-        return self.x[self.mask], self.y[self.mask], start
+    def _packed(self) -> tuple[Tensor, Tensor]:
+        return self.x[self.mask], self.y[self.mask]
 
     @functools.cached_property
     def label_max(self) -> int | None:

@@ -32,13 +32,17 @@ def test_pooled_select_and_histograms():
     assert np.array_equal(hist[1], np.bincount(ys[1], minlength=3))
 
 
-def test_packed_samples_are_the_clients_end_to_end():
+def test_valid_samples_are_the_clients_end_to_end():
     xs, ys = make_clients(sizes=[3, 7, 1])
     data = ClientData.from_arrays(xs, ys)
-    x, y, start = data.packed
-    assert start.tolist() == [0, 3, 10] and x.shape == (11, 5)
+    x, y = data.valid_samples()
     assert np.allclose(x.numpy(), np.concatenate(xs)) and np.array_equal(y.numpy(), np.concatenate(ys))
-    assert data.packed[0] is x                                   # made once
+    assert data.valid_samples([0, 1, 2])[0] is x                 # all clients: packed once
+    x, y = data.valid_samples(np.array([2, 0, 2]))
+    assert np.allclose(x.numpy(), np.concatenate([xs[2], xs[0], xs[2]]))
+    assert np.array_equal(y.numpy(), np.concatenate([ys[2], ys[0], ys[2]]))
+    with pytest.raises(ValueError, match="clients"):
+        data.valid_samples([3])
 
 
 def test_weights_are_padded_and_checked():

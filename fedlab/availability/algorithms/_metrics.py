@@ -16,7 +16,7 @@ from fedlab._validation import check_bool, check_type
 from fedlab.engine import ClientData, broadcast, check_model_data, metrics_from_outputs, model_outputs
 from fedlab.models import LinearModel, Model, check_params
 
-__all__ = ["sample_metrics", "global_metrics", "check_clients"]
+__all__ = ["sample_metrics", "global_metrics"]
 
 CHUNK_CLIENTS = 64
 """Samples go through the model at most this many padded clients' worth at a time (the engine's evaluation chunk)."""
@@ -49,17 +49,17 @@ def sample_metrics(model: Model, params, data: ClientData, clients=None, *, accu
     check_params(model, params, stacked=False)
     accuracy = check_bool("accuracy", accuracy) and model.is_classifier
     if not isinstance(model, PACKED_MODELS):
-        sub = data if clients is None else data.select(check_clients(clients, data.n_clients))
+        sub = data if clients is None else data.select(clients)
         metrics = metrics_from_outputs(model, model_outputs(model, broadcast(params, sub.n_clients), sub), sub)
         return metrics if accuracy else {"loss": metrics["loss"]}
-    clients = np.arange(data.n_clients) if clients is None else check_clients(clients, data.n_clients)
+    clients = torch.arange(data.n_clients, device=data.device) if clients is None else data.check_clients(clients)
     return _packed_metrics(model, params, data, clients, accuracy)
 
 
-def _packed_metrics(model: Model, params, data: ClientData, clients: np.ndarray, accuracy: bool) -> dict:
+def _packed_metrics(model: Model, params, data: ClientData, clients: torch.Tensor, accuracy: bool) -> dict:
     """:func:`sample_metrics` of a model of :data:`PACKED_MODELS`: the real samples, at most ``CHUNK_CLIENTS``
     padded clients' worth per call, then each client's mean over its padded row."""
-    x, y, mask = _real_samples(data, clients)
+    (x, y), mask = data.valid_samples(clients), data.mask.index_select(0, clients)
     one, chunk = broadcast(params, 1), CHUNK_CLIENTS * data.x.shape[1]
     losses, correct = [], []
     with torch.no_grad():
@@ -81,26 +81,6 @@ def global_metrics(model: Model, params, train: ClientData, test: ClientData) ->
     out = {f"train_{k}": v for k, v in sample_metrics(model, params, train).items()}
     out.update({f"test_{k}": v for k, v in sample_metrics(model, params, test).items()})
     return out
-
-
-def check_clients(clients, n_clients: int) -> np.ndarray:
-    """``clients`` as an integer array when it is a non-empty 1-D array of indices in ``[0, n_clients)``."""
-    clients = np.asarray(clients)
-    if clients.ndim != 1 or clients.size == 0 or clients.dtype.kind not in "iu" or clients.min() < 0 or \
-            clients.max() >= n_clients:
-        raise ValueError(f"clients must be a non-empty 1-D array of client indices in [0, {n_clients}), got "
-                         f"{clients!r:.80}.")
-    return clients
-
-
-def _real_samples(data: ClientData, clients: np.ndarray):
-    """The clients' samples one after the other, without padding: ``x`` (M, ...), ``y`` (M,), and where they lie in
-    the clients' padded rows, a mask (K, n_max)."""
-    idx = torch.as_tensor(clients, dtype=torch.long, device=data.device)
-    mask = data.mask.index_select(0, idx)
-    n_max = data.x.shape[1]
-    flat = (idx.unsqueeze(1) * n_max + torch.arange(n_max, device=data.device))[mask]
-    return data.x.flatten(0, 1).index_select(0, flat), data.y.flatten().index_select(0, flat), mask
 
 
 def _padded_means(values: torch.Tensor, mask: torch.Tensor) -> np.ndarray:

@@ -29,7 +29,7 @@ from fedlab._validation import check_array, check_bool, check_choice, check_real
 from fedlab.engine import ClientData
 from fedlab.models import Model
 from fedlab.availability.algorithms.baselines import AvailabilityAlgorithm, AvailabilityState
-from fedlab.availability.algorithms._metrics import check_clients, sample_metrics
+from fedlab.availability.algorithms._metrics import sample_metrics
 
 __all__ = ["cafed_proxy", "CafedDecision", "cafed_weights", "cafed_tradeoff", "CAFed",
            "client_losses"]
@@ -242,7 +242,7 @@ def client_losses(model: Model, params, data, clients, *, weight_decay: float = 
     adds :math:`\frac{\lambda_{wd}}2\|\mathbf w\|^2` when the local solver uses weight decay. Computed on the real
     samples only (:func:`~fedlab.availability.algorithms._metrics.sample_metrics`)."""
     check_type("data", data, ClientData)
-    clients = check_clients(clients, data.n_clients)
+    clients = data.check_clients(clients)
     weight_decay = check_real("weight_decay", weight_decay, low=0)
     loss = sample_metrics(model, params, data, clients, accuracy=False)["loss"]
     if weight_decay:
