@@ -41,7 +41,7 @@ from urllib.parse import quote
 from fedlab._validation import check_choice, check_int
 from fedlab.claims import MIME_TYPE, SCALES, Claim, save_claims, summary, tally_by_kind
 from fedlab.exercises import REFERENCE_ENV
-from fedlab.experiments import ALLOCATOR_ENV
+from fedlab.engine import ALLOCATOR_ENV
 from fedlab.records import FOLDER as RECORDS, load_records, make_record, write_record
 from fedlab.headlines import MARK as HEADLINE_MARK
 from fedlab.headlines import MIME_TYPE as HEADLINES_MIME

@@ -9,7 +9,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fedlab.__main__ import main
 from fedlab.claims import MIME_TYPE, Claim, load_claims
-from fedlab.experiments import ALLOCATOR_ENV, KEEP_WORKERS_ENV
+from fedlab.engine import ALLOCATOR_ENV
+from fedlab.experiments import KEEP_WORKERS_ENV
 from fedlab.headlines import MARK, MIME_TYPE as HEADLINES_MIME, Headline
 from fedlab.workbook import (NotebookResult, claims_markdown, find_notebooks, headline_numbers, is_solution,
                              key_figure, notebook_claims, page_notebook, run_workbook, scoreboard_lines,

@@ -1,6 +1,6 @@
 """The simulation engine: stacked client population, local solvers, aggregation, gossip, the round loop."""
 from fedlab.engine.aggregation import broadcast, check_mixing_matrix, gossip, weighted_average
-from fedlab.engine.device import resolve_device
+from fedlab.engine.device import ALLOCATOR_ENV, resolve_device
 from fedlab.engine.evaluation import evaluate, metrics_from_outputs, metrics_from_proba, model_outputs
 from fedlab.engine.history import REDUCTIONS, History
 from fedlab.engine.local import (BACKENDS, OPTIMIZERS, PARAMETER_NORM_LIMIT, CosineLR, DivergenceError, InverseSqrtLR,
@@ -17,4 +17,5 @@ __all__ = ["ClientData", "FederatedDataset", "check_model_data", "LocalSGD", "OP
            "local_sgd", "draw_batches", "draw_epochs", "BACKENDS",
            "DivergenceError", "weighted_average", "broadcast", "gossip", "check_mixing_matrix", "evaluate",
            "model_outputs", "metrics_from_outputs", "metrics_from_proba", "History", "REDUCTIONS",
-           "Algorithm", "ORDERS", "run", "lockstep", "run_replicas", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device"]
+           "Algorithm", "ORDERS", "run", "lockstep", "run_replicas", "PARAMETER_NORM_LIMIT", "LOSS_GROWTH_LIMIT", "resolve_device",
+           "ALLOCATOR_ENV"]

@@ -8,8 +8,7 @@ Examples
 """
 from fedlab.experiments.aggregate import aggregate_seeds, group_by_config, to_table
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
-from fedlab.experiments.sweep import (ALLOCATOR_ENV, EXECUTORS, KEEP_WORKERS_ENV, SweepError, close_workers, grid,
-                                     sweep)
+from fedlab.experiments.sweep import EXECUTORS, KEEP_WORKERS_ENV, SweepError, close_workers, grid, sweep
 
 __all__ = [
     "ResultStore",
@@ -21,7 +20,6 @@ __all__ = [
     "SweepError",
     "EXECUTORS",
     "KEEP_WORKERS_ENV",
-    "ALLOCATOR_ENV",
     "close_workers",
     "aggregate_seeds",
     "group_by_config",

@@ -32,17 +32,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedlab._validation import check_bool, check_choice, check_int
+from fedlab.engine.device import ALLOCATOR_ENV
 from fedlab.engine.replicas import lockstep
 from fedlab.experiments.store import ResultStore, config_key, function_name, to_jsonable
 
-__all__ = ["grid", "sweep", "SweepError", "EXECUTORS", "KEEP_WORKERS_ENV", "ALLOCATOR_ENV", "close_workers"]
+__all__ = ["grid", "sweep", "SweepError", "EXECUTORS", "KEEP_WORKERS_ENV", "close_workers"]
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "FEDLAB_NUM_THREADS")
-ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2 ** 32), "MALLOC_TRIM_THRESHOLD_": str(2 ** 36)}
-"""glibc's allocator settings for the processes that train (sweep workers, headless notebook kernels): freed memory
-stays in the process for the next allocation. Without them, every tensor of more than a few MB (a step's gathered
-minibatches, FedEM's per-sample losses) is a fresh mapping whose pages fault in again; that is a quarter of a FedEM
-run on the paper-size synthetic data. Read when a process starts; other C libraries ignore them."""
 _DASK_HINT = "pip install 'fedlab-workbook[scale]'"
 
 

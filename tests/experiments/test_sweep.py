@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.experiments import (ALLOCATOR_ENV, EXECUTORS, ResultStore, SweepError, aggregate_seeds, config_key, grid,
-                                sweep, to_jsonable, to_table)
+from fedlab.engine import ALLOCATOR_ENV
+from fedlab.experiments import (EXECUTORS, ResultStore, SweepError, aggregate_seeds, config_key, grid, sweep,
+                                to_jsonable, to_table)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # spawned workers inherit sys.path, so they can import _sweep_workers
