@@ -18,7 +18,7 @@ ENV_VAR = "FEDLAB_DEVICE"
 ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2 ** 32), "MALLOC_TRIM_THRESHOLD_": str(2 ** 36)}
 """glibc's allocator settings for the processes that train (sweep workers, headless notebook kernels): freed memory
 stays in the process for the next allocation. Without them, every tensor of more than a few MB (a step's gathered
-minibatches, FedEM's per-sample losses) is a fresh mapping whose pages fault in again; that is a quarter of a FedEM
+minibatches, FedEM's per-sample losses) is a fresh mapping whose pages fault in again: up to a quarter of a FedEM
 run on the paper-size synthetic data. Read when a process starts; other C libraries ignore them."""
 
 
